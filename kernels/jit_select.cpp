@@ -1,0 +1,485 @@
+// Xbyak generator of the Select kernels, one template for AVX-512 (zmm,
+// opmasks) and AVX2 (ymm), specialised by kernel_key: element width, which
+// operands are scalar along the row, cond inversion, unroll and
+// non-temporal stores.
+//
+// Per element: dst = cond ? src_0 : src_1, moved as raw bits (an integer
+// blend of 1-, 2- or 4-byte lanes: bf16/f16 need no conversion and NaN
+// payloads and -0.0 survive).
+//
+// Cond bytes become a lane mask directly:
+//   AVX-512: vptestmb k, c, c on E cond bytes (E = lanes per vector), then
+//            vpblendm{b,w,d} dst{k}, src_1, src_0.
+//   AVX2:    widen E cond bytes to lanes (vpmovzxbd/bw), compare with zero
+//            (lanes of all ones where cond is false), vpblendvb.
+// Tails: AVX-512 uses an opmask for the cond bytes, the loads and the
+// store, so no byte outside a tensor is touched; AVX2 finishes the row one
+// element at a time with scalar moves (it has no byte-granular masks).
+//
+// Cond constant along the row (per-row or 0-D cond): the row is a copy from
+// (or a fill with) the chosen source, decided once per row.
+#include "jit_select.hpp"
+
+#include <cstdio>
+#include <new>
+
+#include <xbyak/xbyak.h>
+
+#include "src/common.hpp"
+#include "src/verbose.hpp"
+
+namespace selgraph {
+namespace impl {
+
+const char *kernel_isa2str(kernel_isa isa) {
+    switch (isa) {
+        case kernel_isa::avx512_core: return "avx512_core";
+        case kernel_isa::avx2: return "avx2";
+        default: return "ref";
+    }
+}
+
+std::string kernel_name(const kernel_key &k) {
+    std::string s = kernel_isa2str(k.isa);
+    s += "_e" + std::to_string(k.elem_size);
+    s += k.cond_scalar ? "_cs" : "_cv";
+    if (k.invert_cond)
+        s += "n";
+    s += k.src0_scalar ? "_as" : "_av";
+    s += k.src1_scalar ? "_bs" : "_bv";
+    s += "_u" + std::to_string(k.unroll);
+    if (k.nt_stores)
+        s += "_nt";
+    return s;
+}
+
+namespace {
+
+using namespace Xbyak;
+
+template <kernel_isa isa, typename Vmm>
+class jit_select_t : public CodeGenerator, public select_kernel {
+public:
+    explicit jit_select_t(const kernel_key &key)
+        : CodeGenerator(4096, AutoGrow)
+        , key_(key)
+        , name_(kernel_name(key))
+        , w_(key.elem_size)
+        , lanes_(vlen / key.elem_size)
+        , unroll_(key.unroll) {
+        generate();
+        // W^X: the buffer was only ever read+write; now read+execute.
+        readyRE();
+        fn_ = getCode<select_kernel_fn>();
+    }
+
+    select_kernel_fn fn() const override { return fn_; }
+    const std::string &name() const override { return name_; }
+    const kernel_key &key() const override { return key_; }
+
+private:
+    static constexpr bool is_avx512 = isa == kernel_isa::avx512_core;
+    static constexpr int vlen = is_avx512 ? 64 : 32;
+
+    // Register budget (System V): the argument pointer, four row pointers,
+    // the row length and count, the element index and three scratch
+    // registers (rbx and r12 are saved in the preamble).
+    const Reg64 reg_param_ = rdi;
+    const Reg64 reg_cond_ = r8;
+    const Reg64 reg_src0_ = r9;
+    const Reg64 reg_src1_ = r10;
+    const Reg64 reg_dst_ = r11;
+    const Reg64 reg_n_ = rcx;
+    const Reg64 reg_rows_ = rdx;
+    const Reg64 reg_i_ = rax;
+    const Reg64 reg_tmp_ = rsi;
+    const Reg64 reg_tmp2_ = rbx;
+    const Reg64 reg_lim_ = r12;
+
+    // Vector registers: per unroll slot u a cond register, two source
+    // registers and (AVX-512) a result register; then the broadcast scalars.
+    int vidx_cond(int u) const { return u; }
+    int vidx_a(int u) const { return 4 + u; }
+    int vidx_b(int u) const { return 8 + u; }
+    int vidx_d(int u) const { return is_avx512 ? 12 + u : vidx_cond(u); }
+    const Vmm vmm_zero_ = Vmm(12); // AVX2 only
+    const Vmm vmm_scalar_a_ = Vmm(is_avx512 ? 28 : 13);
+    const Vmm vmm_scalar_b_ = Vmm(is_avx512 ? 29 : 14);
+    const Opmask k_tail_ = k7;
+
+    // The register holding `lanes_` cond bytes (AVX-512).
+    Xmm cond_bytes(int u) const {
+        switch (lanes_) {
+            case 16: return Xmm(vidx_cond(u));
+            case 32: return Ymm(vidx_cond(u));
+            default: return Zmm(vidx_cond(u));
+        }
+    }
+
+    RegExp cond_addr(int off) const { return reg_cond_ + reg_i_ + off; }
+    RegExp elem_addr(const Reg64 &base, bool scalar, int off) const {
+        if (scalar)
+            return RegExp(base);
+        return base + reg_i_ * w_ + off * w_;
+    }
+
+    // --- AVX-512 moves of w_-byte lanes, optionally masked ---------------
+    void load_lanes(const Vmm &v, const RegExp &addr, bool masked) {
+        const Address a = ptr[addr];
+        switch (w_) {
+            case 1:
+                masked ? vmovdqu8(v | k_tail_ | T_z, a) : vmovdqu8(v, a);
+                break;
+            case 2:
+                masked ? vmovdqu16(v | k_tail_ | T_z, a) : vmovdqu16(v, a);
+                break;
+            default:
+                masked ? vmovdqu32(v | k_tail_ | T_z, a) : vmovdqu32(v, a);
+                break;
+        }
+    }
+    void store_lanes(const RegExp &addr, const Vmm &v, bool masked) {
+        const Address a = ptr[addr];
+        if (masked) {
+            switch (w_) {
+                case 1: vmovdqu8(a | k_tail_, v); break;
+                case 2: vmovdqu16(a | k_tail_, v); break;
+                default: vmovdqu32(a | k_tail_, v); break;
+            }
+        } else if (key_.nt_stores) {
+            vmovntdq(a, v);
+        } else {
+            vmovdqu32(a, v);
+        }
+    }
+    void broadcast_lanes(const Vmm &v, const Reg64 &base) {
+        switch (w_) {
+            case 1: vpbroadcastb(v, ptr[base]); break;
+            case 2: vpbroadcastw(v, ptr[base]); break;
+            default: vpbroadcastd(v, ptr[base]); break;
+        }
+    }
+
+    // --- one vector of a row where cond is a vector -----------------------
+    void select_vector(int u, int off, bool masked) {
+        const Vmm va = key_.src0_scalar ? vmm_scalar_a_ : Vmm(vidx_a(u));
+        const Vmm vb = key_.src1_scalar ? vmm_scalar_b_ : Vmm(vidx_b(u));
+        if (!key_.src0_scalar)
+            load_or_plain(va, elem_addr(reg_src0_, false, off), masked);
+        if (!key_.src1_scalar)
+            load_or_plain(vb, elem_addr(reg_src1_, false, off), masked);
+        const Vmm vd = Vmm(vidx_d(u));
+        if constexpr (is_avx512) {
+            const Xmm c = cond_bytes(u);
+            const Opmask kc = Opmask(1 + u);
+            if (masked)
+                vmovdqu8(c | k_tail_ | T_z, ptr[cond_addr(off)]);
+            else
+                vmovdqu8(c, ptr[cond_addr(off)]);
+            if (key_.invert_cond)
+                vptestnmb(kc, c, c);
+            else
+                vptestmb(kc, c, c);
+            // vd = kc ? va : vb
+            switch (w_) {
+                case 1: vpblendmb(vd | kc, vb, va); break;
+                case 2: vpblendmw(vd | kc, vb, va); break;
+                default: vpblendmd(vd | kc, vb, va); break;
+            }
+        } else {
+            const Vmm c = Vmm(vidx_cond(u));
+            switch (w_) {
+                case 1:
+                    vmovdqu(c, ptr[cond_addr(off)]);
+                    vpcmpeqb(c, c, vmm_zero_);
+                    break;
+                case 2:
+                    vpmovzxbw(c, ptr[cond_addr(off)]);
+                    vpcmpeqw(c, c, vmm_zero_);
+                    break;
+                default:
+                    vpmovzxbd(c, ptr[cond_addr(off)]);
+                    vpcmpeqd(c, c, vmm_zero_);
+                    break;
+            }
+            // c has all-ones lanes where cond is zero: take src_1 there.
+            if (key_.invert_cond)
+                vpblendvb(vd, vb, va, c);
+            else
+                vpblendvb(vd, va, vb, c);
+        }
+        store_or_plain(elem_addr(reg_dst_, false, off), vd, masked);
+    }
+
+    // --- one vector of a row copied (or filled) from one source ----------
+    void copy_vector(const Reg64 &src, bool scalar, const Vmm &vs, int u,
+                     int off, bool masked) {
+        Vmm v = vs;
+        if (!scalar) {
+            v = Vmm(vidx_a(u));
+            load_or_plain(v, elem_addr(src, false, off), masked);
+        }
+        store_or_plain(elem_addr(reg_dst_, false, off), v, masked);
+    }
+
+    void load_or_plain(const Vmm &v, const RegExp &addr, bool masked) {
+        if constexpr (is_avx512)
+            load_lanes(v, addr, masked);
+        else
+            vmovdqu(v, ptr[addr]);
+    }
+    void store_or_plain(const RegExp &addr, const Vmm &v, bool masked) {
+        if constexpr (is_avx512)
+            store_lanes(addr, v, masked);
+        else if (key_.nt_stores)
+            vmovntdq(ptr[addr], v);
+        else
+            vmovdqu(ptr[addr], v);
+    }
+
+    // --- AVX2: one element at reg_i_, with scalar moves ----------------
+    // Loads w_ bytes of `base` (at reg_i_ unless scalar) into `r`.
+    void load_elem(const Reg64 &r, const Reg64 &base, bool scalar) {
+        const RegExp a = elem_addr(base, scalar, 0);
+        switch (w_) {
+            case 1: movzx(r.cvt32(), byte[a]); break;
+            case 2: movzx(r.cvt32(), word[a]); break;
+            default: mov(r.cvt32(), dword[a]); break;
+        }
+    }
+    void store_elem(const Reg64 &r) {
+        const RegExp a = elem_addr(reg_dst_, false, 0);
+        switch (w_) {
+            case 1: mov(byte[a], r.cvt8()); break;
+            case 2: mov(word[a], r.cvt16()); break;
+            default: mov(dword[a], r.cvt32()); break;
+        }
+    }
+    void select_elem() {
+        load_elem(reg_tmp_, reg_src0_, key_.src0_scalar);
+        load_elem(reg_tmp2_, reg_src1_, key_.src1_scalar);
+        cmp(byte[cond_addr(0)], 0);
+        if (key_.invert_cond)
+            cmovne(reg_tmp_.cvt32(), reg_tmp2_.cvt32());
+        else
+            cmove(reg_tmp_.cvt32(), reg_tmp2_.cvt32());
+        store_elem(reg_tmp_);
+    }
+    void copy_elem(const Reg64 &src, bool scalar) {
+        load_elem(reg_tmp_, src, scalar);
+        store_elem(reg_tmp_);
+    }
+
+    // --- the loop over one row -------------------------------------------
+    // vec(u, off, masked) handles lanes_ elements at reg_i_ + off (masked:
+    // the k_tail_ lanes); elem() handles the element at reg_i_ (AVX2).
+    template <typename VecOp, typename ElemOp>
+    void row_loop(const VecOp &vec, const ElemOp &elem) {
+        Label l_unrolled, l_single, l_tail, l_done;
+        xor_(reg_i_, reg_i_);
+        if (key_.nt_stores) {
+            // Head: elements until dst + i * w is vector-aligned, so that the
+            // body's non-temporal stores are aligned (execute only picks an
+            // nt kernel for a w-aligned dst).
+            mov(reg_lim_, reg_dst_);
+            neg(reg_lim_);
+            and_(reg_lim_, vlen - 1);
+            if (w_ == 2)
+                shr(reg_lim_, 1);
+            if (w_ == 4)
+                shr(reg_lim_, 2);
+            cmp(reg_lim_, reg_n_);
+            cmova(reg_lim_, reg_n_);
+            Label l_head, l_head_done;
+            test(reg_lim_, reg_lim_);
+            jz(l_head_done, T_NEAR);
+            if constexpr (is_avx512) {
+                set_tail_mask(reg_lim_);
+                vec(0, 0, true);
+                mov(reg_i_, reg_lim_);
+            } else {
+                L(l_head);
+                elem();
+                inc(reg_i_);
+                cmp(reg_i_, reg_lim_);
+                jb(l_head, T_NEAR);
+            }
+            L(l_head_done);
+        }
+        L(l_unrolled);
+        {
+            mov(reg_tmp_, reg_n_);
+            sub(reg_tmp_, reg_i_);
+            cmp(reg_tmp_, unroll_ * lanes_);
+            jb(l_single, T_NEAR);
+            for (int u = 0; u < unroll_; ++u)
+                vec(u, u * lanes_, false);
+            add(reg_i_, unroll_ * lanes_);
+            jmp(l_unrolled, T_NEAR);
+        }
+        L(l_single);
+        {
+            mov(reg_tmp_, reg_n_);
+            sub(reg_tmp_, reg_i_);
+            cmp(reg_tmp_, lanes_);
+            jb(l_tail, T_NEAR);
+            vec(0, 0, false);
+            add(reg_i_, lanes_);
+            jmp(l_single, T_NEAR);
+        }
+        L(l_tail);
+        {
+            mov(reg_tmp_, reg_n_);
+            sub(reg_tmp_, reg_i_);
+            jz(l_done, T_NEAR);
+            if constexpr (is_avx512) {
+                set_tail_mask(reg_tmp_);
+                vec(0, 0, true);
+            } else {
+                Label l_elem;
+                L(l_elem);
+                elem();
+                inc(reg_i_);
+                cmp(reg_i_, reg_n_);
+                jb(l_elem, T_NEAR);
+            }
+        }
+        L(l_done);
+    }
+
+    // k_tail_ = the low `count` lanes (count < lanes_ <= 64).
+    void set_tail_mask(const Reg64 &count) {
+        mov(reg_tmp2_, -1);
+        bzhi(reg_tmp2_, reg_tmp2_, count);
+        kmovq(k_tail_, reg_tmp2_);
+    }
+
+    void broadcast_scalar(const Vmm &v, const Reg64 &base) {
+        broadcast_lanes(v, base);
+    }
+
+    void generate() {
+        // Preamble.
+        push(rbx);
+        push(r12);
+        mov(reg_cond_, ptr[reg_param_ + offsetof(select_call_args, cond)]);
+        mov(reg_src0_, ptr[reg_param_ + offsetof(select_call_args, src0)]);
+        mov(reg_src1_, ptr[reg_param_ + offsetof(select_call_args, src1)]);
+        mov(reg_dst_, ptr[reg_param_ + offsetof(select_call_args, dst)]);
+        mov(reg_n_, ptr[reg_param_ + offsetof(select_call_args, n)]);
+        mov(reg_rows_, ptr[reg_param_ + offsetof(select_call_args, rows)]);
+        if constexpr (!is_avx512)
+            vpxor(vmm_zero_, vmm_zero_, vmm_zero_);
+
+        Label l_row;
+        L(l_row);
+        if (key_.cond_scalar)
+            row_cond_scalar();
+        else
+            row_cond_vector();
+        add(reg_cond_,
+            ptr[reg_param_ + offsetof(select_call_args, cond_stride)]);
+        add(reg_src0_,
+            ptr[reg_param_ + offsetof(select_call_args, src0_stride)]);
+        add(reg_src1_,
+            ptr[reg_param_ + offsetof(select_call_args, src1_stride)]);
+        add(reg_dst_, ptr[reg_param_ + offsetof(select_call_args, dst_stride)]);
+        dec(reg_rows_);
+        jnz(l_row, T_NEAR);
+
+        // Postamble.
+        if (key_.nt_stores)
+            sfence();
+        vzeroupper();
+        pop(r12);
+        pop(rbx);
+        ret();
+    }
+
+    void row_cond_vector() {
+        // Scalar sources are broadcast once per row.
+        if (key_.src0_scalar)
+            broadcast_scalar(vmm_scalar_a_, reg_src0_);
+        if (key_.src1_scalar)
+            broadcast_scalar(vmm_scalar_b_, reg_src1_);
+        row_loop([&](int u, int off,
+                     bool masked) { select_vector(u, off, masked); },
+                 [&] { select_elem(); });
+    }
+
+    void row_cond_scalar() {
+        // One cond byte decides the whole row: copy or fill from one source.
+        Label l_take_b, l_row_done;
+        cmp(byte[reg_cond_], 0);
+        je(l_take_b, T_NEAR);
+        row_copy(reg_src0_, key_.src0_scalar != 0, vmm_scalar_a_);
+        jmp(l_row_done, T_NEAR);
+        L(l_take_b);
+        row_copy(reg_src1_, key_.src1_scalar != 0, vmm_scalar_b_);
+        L(l_row_done);
+    }
+
+    void row_copy(const Reg64 &src, bool scalar, const Vmm &vs) {
+        if (scalar)
+            broadcast_scalar(vs, src);
+        row_loop(
+                [&](int u, int off, bool masked) {
+                    copy_vector(src, scalar, vs, u, off, masked);
+                },
+                [&] { copy_elem(src, scalar); });
+    }
+
+    const kernel_key key_;
+    const std::string name_;
+    const int w_;
+    const int lanes_;
+    const int unroll_;
+    select_kernel_fn fn_ = nullptr;
+};
+
+void dump_kernel(const CodeGenerator &gen, const std::string &name) {
+    const std::string file = "selgraph_jit_" + name + ".bin";
+    if (FILE *f = std::fopen(file.c_str(), "wb")) {
+        std::fwrite(gen.getCode(), 1, gen.getSize(), f);
+        std::fclose(f);
+    }
+}
+
+template <typename Gen>
+std::shared_ptr<const select_kernel> make(const kernel_key &key) {
+    auto gen = std::make_shared<Gen>(key);
+    if (jit_dump_enabled())
+        dump_kernel(*gen, gen->name());
+    return gen;
+}
+
+} // namespace
+
+std::shared_ptr<const select_kernel>
+create_jit_select_kernel(const kernel_key &key) {
+    const bool key_ok =
+            (key.elem_size == 1 || key.elem_size == 2 || key.elem_size == 4)
+            && key.unroll >= 1 && key.unroll <= 4;
+    if (!key_ok)
+        fail(status::unimplemented, "Select JIT: no kernel for ",
+             kernel_name(key));
+    try {
+        switch (key.isa) {
+            case kernel_isa::avx512_core:
+                return make<jit_select_t<kernel_isa::avx512_core, Zmm>>(key);
+            case kernel_isa::avx2:
+                return make<jit_select_t<kernel_isa::avx2, Ymm>>(key);
+            default: break;
+        }
+    } catch (const Xbyak::Error &e) {
+        fail(status::runtime_error, "Select JIT: generating ", kernel_name(key),
+             " failed: ", e.what());
+    } catch (const std::bad_alloc &) {
+        fail(status::out_of_memory, "Select JIT: out of memory generating ",
+             kernel_name(key));
+    }
+    fail(status::unimplemented, "Select JIT: no kernel for ", kernel_name(key));
+}
+
+} // namespace impl
+} // namespace selgraph

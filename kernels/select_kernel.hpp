@@ -1,0 +1,91 @@
+// The kernel ABI: every JIT kernel is `void kernel(const select_call_args *)`
+// and processes `rows` rows of `n` elements; row r of operand i starts at
+// ptr_i + r * stride_i bytes. Along a row, each operand is a vector or a
+// scalar, as fixed by the kernel's key. One POD struct with 8-byte fields,
+// read by the generated code through offsetof (as oneDNN's jit_*_call_s).
+#ifndef SELGRAPH_KERNELS_SELECT_KERNEL_HPP
+#define SELGRAPH_KERNELS_SELECT_KERNEL_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "select_problem.hpp"
+
+namespace selgraph {
+namespace impl {
+
+struct select_call_args {
+    const void *cond;
+    const void *src0;
+    const void *src1;
+    void *dst;
+    uint64_t n;          ///< elements per row, >= 1
+    uint64_t rows;       ///< rows, >= 1
+    int64_t cond_stride; ///< bytes between rows
+    int64_t src0_stride;
+    int64_t src1_stride;
+    int64_t dst_stride;
+};
+
+enum class kernel_isa : uint8_t { ref = 0, avx2 = 1, avx512_core = 2 };
+const char *kernel_isa2str(kernel_isa isa);
+
+/// Identifies a generated kernel: a few bytes, compared and hashed whole.
+/// Built by the dispatcher from a folded problem after the src_0/src_1 swap
+/// (select(c, a, b) == select(!c, b, a)) that leaves src_1 the only possible
+/// scalar source when cond is a vector.
+struct kernel_key {
+    kernel_isa isa;
+    uint8_t elem_size;   ///< 1, 2 or 4 bytes
+    uint8_t cond_scalar; ///< cond constant along the row
+    uint8_t invert_cond; ///< take src_0 where cond is zero
+    uint8_t src0_scalar;
+    uint8_t src1_scalar;
+    uint8_t nt_stores; ///< non-temporal stores for the aligned body
+    uint8_t unroll;    ///< vectors per main-loop iteration
+
+    bool operator==(const kernel_key &o) const {
+        return isa == o.isa && elem_size == o.elem_size
+               && cond_scalar == o.cond_scalar && invert_cond == o.invert_cond
+               && src0_scalar == o.src0_scalar && src1_scalar == o.src1_scalar
+               && nt_stores == o.nt_stores && unroll == o.unroll;
+    }
+    bool operator!=(const kernel_key &o) const { return !(*this == o); }
+};
+
+struct kernel_key_hash {
+    size_t operator()(const kernel_key &k) const {
+        uint64_t v = 0;
+        v = v * 4 + static_cast<uint64_t>(k.isa);
+        v = v * 8 + k.elem_size;
+        v = v * 2 + k.cond_scalar;
+        v = v * 2 + k.invert_cond;
+        v = v * 2 + k.src0_scalar;
+        v = v * 2 + k.src1_scalar;
+        v = v * 2 + k.nt_stores;
+        v = v * 16 + k.unroll;
+        return static_cast<size_t>(v * 0x9E3779B97F4A7C15ull);
+    }
+};
+
+/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_u<unroll>[_nt]", for example
+/// avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector, src_1 scalar.
+std::string kernel_name(const kernel_key &k);
+
+using select_kernel_fn = void (*)(const select_call_args *);
+
+/// A generated kernel: immutable once built, shared by the cache and by the
+/// compiled partitions that use it.
+class select_kernel {
+public:
+    virtual ~select_kernel() = default;
+    virtual select_kernel_fn fn() const = 0;
+    virtual const std::string &name() const = 0;
+    virtual const kernel_key &key() const = 0;
+};
+
+} // namespace impl
+} // namespace selgraph
+
+#endif

@@ -1,0 +1,71 @@
+// The two descriptions of one Select a kernel can be handed.
+//
+// select_nd: the problem as the user wrote it, every operand right-aligned to
+// dst's rank, strides in elements and 0 where an operand is broadcast. The
+// reference kernel runs this, independently of any folding, so that it can
+// be the oracle of every folded JIT kernel.
+//
+// select_folded: the same problem after broadcast folding (src/broadcast.*):
+// an inner dim and up to max_ndims-1 outer dims, byte strides, and per
+// operand a mode along the inner dim (vector or scalar).
+#ifndef SELGRAPH_KERNELS_SELECT_PROBLEM_HPP
+#define SELGRAPH_KERNELS_SELECT_PROBLEM_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+namespace selgraph {
+namespace impl {
+
+constexpr int max_ndims = 12;
+
+/// Operand indices, in port order.
+enum operand { op_cond = 0, op_src0 = 1, op_src1 = 2, op_dst = 3 };
+constexpr int n_operands = 4;
+
+struct select_nd {
+    int ndims = 0; ///< dst's rank (0 for a 0-D dst)
+    int64_t dims[max_ndims] = {};
+    /// Element strides per operand; 0 where broadcast.
+    int64_t strides[n_operands][max_ndims] = {};
+    int elem_size = 4; ///< bytes of a src/dst element; cond is 1 byte
+
+    int64_t nelems() const {
+        int64_t n = 1;
+        for (int i = 0; i < ndims; ++i)
+            n *= dims[i];
+        return n;
+    }
+};
+
+/// How an operand moves along the folded inner dim.
+enum class inner_mode : uint8_t {
+    vector = 0,  ///< contiguous elements
+    scalar = 1,  ///< one element for the whole row (broadcast, stride 0)
+    strided = 2, ///< anything else: no JIT kernel, the reference runs it
+};
+
+struct select_folded {
+    int ndims = 1; ///< folded dims; dims[ndims-1] is the inner dim
+    int64_t dims[max_ndims] = {};
+    /// Byte strides per operand and folded dim.
+    int64_t strides[n_operands][max_ndims] = {};
+    inner_mode mode[n_operands] = {};
+    /// Bit i (0 = cond, 1 = src_0, 2 = src_1) set where operand i is
+    /// broadcast (stride 0) along a folded dim: for verbose and docs.
+    uint8_t bcast_mask[max_ndims] = {};
+    int elem_size = 4;
+
+    int64_t inner() const { return dims[ndims - 1]; }
+    int64_t rows() const {
+        int64_t r = 1;
+        for (int i = 0; i + 1 < ndims; ++i)
+            r *= dims[i];
+        return r;
+    }
+};
+
+} // namespace impl
+} // namespace selgraph
+
+#endif

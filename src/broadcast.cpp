@@ -1,0 +1,119 @@
+// Broadcast folding, done once per compile.
+//
+// 1. Right-align cond, src_0 and src_1 to dst's rank; an operand's stride is
+//    0 along a dim where it is broadcast (select_nd already holds this).
+// 2. Drop every dim where dst is 1: no operand moves along it.
+// 3. Walk from the innermost dim outwards and merge dim i into the folded
+//    dim j inside it when, for every operand, stride[i] == stride[j] * n[j].
+//    That holds exactly when the operand is contiguous across the two dims,
+//    or broadcast along both (0 == 0 * n): the 3-bit broadcast masks of the
+//    two dims are equal and the strides contiguous.
+// 4. The innermost folded dim is the kernel's row; along it each operand is
+//    a vector (stride = its element size), a scalar (stride 0) or strided
+//    (anything else, left to the reference kernel). The outer dims keep
+//    their byte strides, 0 where broadcast.
+//
+// Worked example (attention mask, f32): cond [1,1,256,256], src_0
+// [4,16,256,256], src_1 [1] (a 0-D -inf works the same), dst [4,16,256,256].
+//   element strides      dims:  4      16     256   256
+//     cond                      0      0      256   1
+//     src_0                     1048576 65536 256   1
+//     src_1                     0      0      0     0
+//     dst                       1048576 65536 256   1
+//   merge 256 into 256: every operand contiguous (src_1: 0 == 0*256)
+//     -> [65536] with cond 1, src_0 1, src_1 0, dst 1
+//   merge 16 into 65536: cond 0 != 1*65536, stop -> new folded dim
+//   merge 4 into 16: every operand contiguous (cond 0 == 0*16) -> [64]
+//   folded: dims [64, 65536], byte strides cond [0, 1], src_0 [262144, 4],
+//   src_1 [0, 0], dst [262144, 4]; modes cond vector, src_0 vector, src_1
+//   scalar: 64 rows of 65536, the same mask row reused for every row.
+#include "broadcast.hpp"
+
+namespace selgraph {
+namespace impl {
+
+select_folded fold_select(const select_nd &p) {
+    select_folded f;
+    f.elem_size = p.elem_size;
+    const int64_t esize[n_operands] = { 1, p.elem_size, p.elem_size,
+                                        p.elem_size };
+
+    // Innermost first; reversed at the end.
+    int n = 0;
+    int64_t dims[max_ndims];
+    int64_t strides[n_operands][max_ndims];
+    for (int d = p.ndims - 1; d >= 0; --d) {
+        if (p.dims[d] == 1)
+            continue;
+        bool merge = n > 0;
+        for (int i = 0; i < n_operands && merge; ++i)
+            merge = p.strides[i][d] * esize[i]
+                    == strides[i][n - 1] * dims[n - 1];
+        if (merge) {
+            dims[n - 1] *= p.dims[d];
+            continue;
+        }
+        dims[n] = p.dims[d];
+        for (int i = 0; i < n_operands; ++i)
+            strides[i][n] = p.strides[i][d] * esize[i];
+        ++n;
+    }
+    if (n == 0) {
+        // One element (0-D dst or all dims 1): a row of one element, where
+        // "vector" and "scalar" read the same byte range.
+        dims[0] = 1;
+        for (int i = 0; i < n_operands; ++i)
+            strides[i][0] = esize[i];
+        n = 1;
+    }
+
+    f.ndims = n;
+    for (int j = 0; j < n; ++j) {
+        f.dims[j] = dims[n - 1 - j];
+        uint8_t mask = 0;
+        for (int i = 0; i < n_operands; ++i) {
+            f.strides[i][j] = strides[i][n - 1 - j];
+            if (i < op_dst && f.strides[i][j] == 0)
+                mask |= 1u << i;
+        }
+        f.bcast_mask[j] = mask;
+    }
+    for (int i = 0; i < n_operands; ++i) {
+        const int64_t s = f.strides[i][n - 1];
+        f.mode[i] = s == esize[i]             ? inner_mode::vector
+                    : (s == 0 && i != op_dst) ? inner_mode::scalar
+                                              : inner_mode::strided;
+    }
+    return f;
+}
+
+std::string folded2str(const select_folded &f) {
+    std::string s;
+    for (int j = 0; j < f.ndims; ++j) {
+        if (j)
+            s += "x";
+        s += std::to_string(f.dims[j]);
+    }
+    s += " bcast=";
+    for (int j = 0; j < f.ndims; ++j) {
+        if (j)
+            s += ":";
+        const char names[3] = { 'c', 'a', 'b' };
+        for (int i = 0; i < 3; ++i)
+            s += (f.bcast_mask[j] >> i) & 1 ? names[i] : '-';
+    }
+    s += " inner=";
+    const char *opn[n_operands] = { "c", "a", "b", "d" };
+    for (int i = 0; i < n_operands; ++i) {
+        if (i)
+            s += ":";
+        s += opn[i];
+        s += f.mode[i] == inner_mode::vector   ? "v"
+             : f.mode[i] == inner_mode::scalar ? "s"
+                                               : "x";
+    }
+    return s;
+}
+
+} // namespace impl
+} // namespace selgraph

@@ -1,0 +1,21 @@
+#ifndef SELGRAPH_SRC_BROADCAST_HPP
+#define SELGRAPH_SRC_BROADCAST_HPP
+
+#include <string>
+
+#include "kernels/select_problem.hpp"
+
+namespace selgraph {
+namespace impl {
+
+/// Folds the broadcast pattern of `p` into the fewest dims (see the worked
+/// example in broadcast.cpp and docs/broadcast-folding.md).
+select_folded fold_select(const select_nd &p);
+
+/// "64x65536 bcast=c-,cb modes=cv,av,bs" style summary for verbose output.
+std::string folded2str(const select_folded &f);
+
+} // namespace impl
+} // namespace selgraph
+
+#endif

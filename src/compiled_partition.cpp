@@ -1,0 +1,353 @@
+// partition::compile (validation of the compile-time logical tensors, shape
+// inference, broadcast folding, kernel dispatch) and compiled_partition::
+// execute (validation of the tensors, then the kernel).
+#include <algorithm>
+
+#include "broadcast.hpp"
+#include "partition_impl.hpp"
+#include "verbose.hpp"
+
+namespace selgraph {
+
+using namespace impl;
+
+namespace {
+
+std::string shape_str(const logical_tensor &lt) {
+    // oneDNN verbose style: 2x3x4, "" for 0-D.
+    std::string s;
+    const auto d = lt.get_dims();
+    for (size_t i = 0; i < d.size(); ++i) {
+        if (i)
+            s += "x";
+        s += std::to_string(d[i]);
+    }
+    return s;
+}
+
+// Validates a compile-time input and returns its dims.
+dims check_input(size_t op_id, int port, const logical_tensor &lt,
+                 const logical_tensor &declared) {
+    const char *pn = select_port_names[port];
+    if (lt.get_data_type() != declared.get_data_type())
+        fail(status::invalid_data_type, "Select op ", op_id, ": port ", pn,
+             " (logical tensor ", lt.get_id(), ") is compiled with ",
+             dtype2str(lt.get_data_type()), " but was added as ",
+             dtype2str(declared.get_data_type()));
+    if (lt.get_ndims() < 0)
+        fail(status::invalid_shape, "Select op ", op_id, ": port ", pn,
+             " (logical tensor ", lt.get_id(),
+             ") has an unknown rank at compile");
+    const dims d = lt.get_dims();
+    if (std::any_of(d.begin(), d.end(), [](dim x) { return x < 0; }))
+        fail(status::invalid_shape, "Select op ", op_id, ": port ", pn,
+             " (logical tensor ", lt.get_id(), ") has unknown dims ",
+             dims2str(d), " at compile");
+    if (lt.get_layout_type() == layout_type::opaque)
+        fail(status::unimplemented, "Select op ", op_id, ": port ", pn,
+             " (logical tensor ", lt.get_id(),
+             ") has an opaque layout; only strided layouts are supported");
+    if (lt.get_layout_type() == layout_type::strided) {
+        const dims s = lt.get_strides();
+        for (size_t i = 0; i < s.size(); ++i)
+            if (s[i] < 0)
+                fail(status::invalid_shape, "Select op ", op_id, ": port ", pn,
+                     " (logical tensor ", lt.get_id(), ") dims ", dims2str(d),
+                     " have negative strides ", dims2str(s));
+    }
+    return d;
+}
+
+// Element strides of `lt` (dense row-major unless strided with known
+// strides).
+dims strides_of(const logical_tensor &lt, const dims &d) {
+    if (lt.get_layout_type() == layout_type::strided) {
+        dims s = lt.get_strides();
+        if (std::all_of(s.begin(), s.end(), [](dim x) { return x >= 0; }))
+            return s;
+    }
+    dims s(d.size());
+    dim acc = 1;
+    for (size_t i = d.size(); i-- > 0;) {
+        s[i] = acc;
+        acc *= std::max<dim>(d[i], 1);
+    }
+    return s;
+}
+
+const logical_tensor *find_id(const std::vector<logical_tensor> &lts,
+                              size_t id) {
+    for (const auto &lt : lts)
+        if (lt.get_id() == id)
+            return &lt;
+    return nullptr;
+}
+
+} // namespace
+
+compiled_partition
+partition::compile(const std::vector<logical_tensor> &inputs,
+                   const std::vector<logical_tensor> &outputs,
+                   const engine &e) const {
+    if (!impl_)
+        fail(status::invalid_arguments,
+             "compile: empty partition (default-constructed)");
+    const partition::impl &p = *impl_;
+    const op::impl &o = p.sel_op;
+    const double t0 = verbose_level() >= 2 ? now_ms() : 0.0;
+    if (!p.supported)
+        fail(status::unimplemented, "compile: partition ", p.id, " (",
+             op_kind2str(o.kind), " op ", o.id,
+             ") is not supported by the selgraph backend");
+    if (!e || e.get_kind() != p.ekind)
+        fail(status::invalid_arguments, "compile: Select op ", o.id,
+             ": the engine is empty or not a CPU engine");
+    if (inputs.size() != 3 || outputs.size() != 1)
+        fail(status::invalid_arguments, "compile: Select op ", o.id,
+             ": expects 3 input and 1 output logical tensors, got ",
+             inputs.size(), " and ", outputs.size());
+
+    auto cp = std::make_shared<compiled_partition::impl>();
+    cp->op_id = o.id;
+    cp->eng = e;
+    const logical_tensor *declared[n_operands] = { &o.inputs[0], &o.inputs[1],
+                                                   &o.inputs[2],
+                                                   &o.outputs[0] };
+    dims in_dims[3];
+    for (int port = 0; port < 3; ++port) {
+        const logical_tensor *lt = find_id(inputs, declared[port]->get_id());
+        if (!lt)
+            fail(status::invalid_arguments, "compile: Select op ", o.id,
+                 ": no input logical tensor with id ", declared[port]->get_id(),
+                 " (port ", select_port_names[port], ")");
+        in_dims[port] = check_input(o.id, port, *lt, *declared[port]);
+        cp->ports[port] = *lt;
+    }
+
+    const broadcast_mode mode = select_broadcast_mode(o);
+    const dims dst_dims = infer_select_dst_shape(o.id, mode, in_dims[0],
+                                                 in_dims[1], in_dims[2]);
+
+    // dst: known dims must match, unknown ones are inferred.
+    const logical_tensor &out = outputs[0];
+    if (out.get_id() != declared[op_dst]->get_id())
+        fail(status::invalid_arguments, "compile: Select op ", o.id,
+             ": output logical tensor id ", out.get_id(),
+             " is not the dst port (id ", declared[op_dst]->get_id(), ")");
+    if (out.get_data_type() != declared[op_dst]->get_data_type())
+        fail(status::invalid_data_type, "Select op ", o.id,
+             ": port dst (logical tensor ", out.get_id(), ") is compiled with ",
+             dtype2str(out.get_data_type()), " but was added as ",
+             dtype2str(declared[op_dst]->get_data_type()));
+    if (out.get_layout_type() == layout_type::opaque)
+        fail(status::unimplemented, "Select op ", o.id, ": port dst (",
+             "logical tensor ", out.get_id(),
+             ") has an opaque layout; only strided layouts are supported");
+    if (out.get_ndims() >= 0) {
+        const dims given = out.get_dims();
+        bool match = given.size() == dst_dims.size();
+        for (size_t i = 0; match && i < given.size(); ++i)
+            match = given[i] < 0 || given[i] == dst_dims[i];
+        if (!match)
+            fail(status::invalid_shape, "Select op ", o.id, ": port dst ",
+                 "(logical tensor ", out.get_id(), ") is given as ",
+                 dims2str(given), " but cond ", dims2str(in_dims[0]),
+                 ", src_0 ", dims2str(in_dims[1]), " and src_1 ",
+                 dims2str(in_dims[2]), " give ", dims2str(dst_dims));
+    }
+    const bool dst_strided = out.get_layout_type() == layout_type::strided
+                             && out.get_ndims() >= 0;
+    dims dst_strides;
+    if (dst_strided) {
+        const dims s = out.get_strides();
+        const bool known =
+                std::all_of(s.begin(), s.end(), [](dim x) { return x >= 0; });
+        const bool neg =
+                std::any_of(s.begin(), s.end(), [](dim x) { return x < -1; });
+        if (neg)
+            fail(status::invalid_shape, "Select op ", o.id, ": port dst ",
+                 "(logical tensor ", out.get_id(), ") dims ",
+                 dims2str(dst_dims), " have negative strides ", dims2str(s));
+        if (known) {
+            for (size_t i = 0; i < s.size(); ++i)
+                if (s[i] == 0 && dst_dims[i] > 1)
+                    fail(status::invalid_shape, "Select op ", o.id,
+                         ": port dst (logical tensor ", out.get_id(), ") dims ",
+                         dims2str(dst_dims), " have stride 0 ", "in dimension ",
+                         i, ": dst elements may not overlap");
+            dst_strides = s;
+        }
+    }
+    if (dst_strides.empty() && !dst_dims.empty()) {
+        dst_strides =
+                strides_of(logical_tensor(out.get_id(), out.get_data_type(),
+                                          dst_dims, layout_type::any),
+                           dst_dims);
+    }
+    cp->ports[op_dst] =
+            dst_dims.empty() ? logical_tensor(out.get_id(), out.get_data_type(),
+                                              dst_dims, layout_type::strided,
+                                              out.get_property_type())
+                             : logical_tensor(out.get_id(), out.get_data_type(),
+                                              dst_dims, dst_strides,
+                                              out.get_property_type());
+
+    // Byte sizes must fit in 64 bits (get_mem_size checks and names the
+    // tensor; prefix the op and port).
+    for (int i = 0; i < n_operands; ++i) {
+        try {
+            cp->mem_size[i] = cp->ports[i].get_mem_size();
+        } catch (const error &err) {
+            fail(status::invalid_shape, "Select op ", o.id, ": port ",
+                 select_port_names[i], ": ", err.what());
+        }
+    }
+    {
+        // Element counts, with headroom for the bytes moved per element.
+        int64_t n = 1;
+        bool ok = true;
+        for (dim d : dst_dims)
+            ok = ok && mul_ok(n, d, n);
+        if (!ok || !mul_ok(n, 16, n))
+            fail(status::invalid_shape, "Select op ", o.id, ": port dst ",
+                 dims2str(dst_dims),
+                 " has more elements than 64-bit sizes hold");
+    }
+
+    // The N-d problem: operands right-aligned to dst, stride 0 where
+    // broadcast.
+    select_nd &nd = cp->nd;
+    nd.ndims = static_cast<int>(dst_dims.size());
+    nd.elem_size = static_cast<int>(dtype_size(out.get_data_type()));
+    for (int i = 0; i < nd.ndims; ++i)
+        nd.dims[i] = dst_dims[i];
+    for (int port = 0; port < n_operands; ++port) {
+        const dims d = port < 3 ? in_dims[port] : dst_dims;
+        const dims s = port < 3 ? strides_of(cp->ports[port], d) : dst_strides;
+        const int shift = nd.ndims - static_cast<int>(d.size());
+        for (int i = 0; i < nd.ndims; ++i) {
+            const int j = i - shift;
+            nd.strides[port][i] = (j < 0 || d[j] == 1) ? 0 : s[j];
+        }
+    }
+    size_t working_set = 0;
+    for (size_t m : cp->mem_size)
+        working_set += m;
+    cp->plan = plan_select(nd, working_set);
+
+    // In-place: src_0 with exactly dst's shape, type and layout.
+    if (in_dims[1] == dst_dims
+        && strides_of(cp->ports[1], in_dims[1]) == dst_strides)
+        cp->inplace.emplace_back(declared[1]->get_id(), out.get_id());
+
+    const std::string dt = dtype2str(out.get_data_type());
+    cp->verbose_desc = "cond:boolean src_0:" + dt + " src_1:" + dt
+                       + " dst:" + dt + ",cond:" + shape_str(cp->ports[0])
+                       + " src_0:" + shape_str(cp->ports[1])
+                       + " src_1:" + shape_str(cp->ports[2])
+                       + " dst:" + shape_str(cp->ports[3]);
+    if (verbose_level() >= 2)
+        verbose_print(std::string("selgraph_verbose,compile,cpu,select,")
+                      + cp->plan.impl_str() + "," + cp->plan.kernel_str() + ","
+                      + cp->verbose_desc + "," + folded2str(cp->plan.folded)
+                      + "," + (cp->plan.cache_hit ? "cache_hit" : "cache_miss")
+                      + "," + std::to_string(now_ms() - t0));
+
+    compiled_partition result;
+    result.impl_ = std::move(cp);
+    return result;
+}
+
+logical_tensor compiled_partition::query_logical_tensor(size_t tid) const {
+    if (!impl_)
+        fail(status::invalid_arguments,
+             "query_logical_tensor: empty compiled partition");
+    for (const auto &lt : impl_->ports)
+        if (lt.get_id() == tid)
+            return lt;
+    fail(status::invalid_arguments, "query_logical_tensor: Select op ",
+         impl_->op_id, " has no port with logical tensor id ", tid);
+}
+
+std::vector<std::pair<size_t, size_t>>
+compiled_partition::get_inplace_ports() const {
+    if (!impl_)
+        fail(status::invalid_arguments,
+             "get_inplace_ports: empty compiled partition");
+    return impl_->inplace;
+}
+
+void compiled_partition::execute(stream &astream,
+                                 const std::vector<tensor> &inputs,
+                                 const std::vector<tensor> &outputs) const {
+    if (!impl_)
+        fail(status::invalid_arguments, "execute: empty compiled partition");
+    const impl &cp = *impl_;
+    if (!astream)
+        fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+             ": empty stream");
+    if (astream.get_engine().get_kind() != cp.eng.get_kind())
+        fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+             ": the stream's engine is not the compiled partition's kind");
+    if (inputs.size() != 3 || outputs.size() != 1)
+        fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+             ": expects 3 input tensors and 1 output tensor, got ",
+             inputs.size(), " and ", outputs.size());
+    const void *handles[n_operands] = {};
+    bool seen[n_operands] = {};
+    auto bind = [&](const tensor &t, int first, int last) {
+        const logical_tensor lt = t.get_logical_tensor();
+        for (int port = first; port < last; ++port) {
+            if (cp.ports[port].get_id() != lt.get_id())
+                continue;
+            const char *pn = select_port_names[port];
+            if (seen[port])
+                fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+                     ": port ", pn, " (logical tensor ", lt.get_id(),
+                     ") is given twice");
+            const engine te = t.get_engine();
+            if (!te || te.get_kind() != cp.eng.get_kind())
+                fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+                     ": port ", pn, " (logical tensor ", lt.get_id(),
+                     ") tensor's engine is empty or not ",
+                     "the compiled partition's kind");
+            if (lt.get_ndims() >= 0) {
+                const dims d = lt.get_dims();
+                const dims want = cp.ports[port].get_dims();
+                bool ok = d.size() == want.size();
+                for (size_t i = 0; ok && i < d.size(); ++i)
+                    ok = d[i] < 0 || d[i] == want[i];
+                if (!ok)
+                    fail(status::invalid_arguments, "execute: Select op ",
+                         cp.op_id, ": port ", pn, " (logical tensor ",
+                         lt.get_id(), ") tensor has dims ", dims2str(d),
+                         " but was compiled with ", dims2str(want));
+            }
+            if (!t.get_data_handle() && cp.mem_size[port] != 0)
+                fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+                     ": port ", pn, " (logical tensor ", lt.get_id(),
+                     ") has a null data handle for ", cp.mem_size[port],
+                     " bytes");
+            seen[port] = true;
+            handles[port] = t.get_data_handle();
+            return;
+        }
+        fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+             ": logical tensor id ", lt.get_id(), " is not an ",
+             first < op_dst ? "input" : "output", " of the compiled partition");
+    };
+    for (const auto &t : inputs)
+        bind(t, 0, 3);
+    bind(outputs[0], 3, 4);
+
+    const int vlevel = verbose_level();
+    const double t0 = vlevel ? now_ms() : 0.0;
+    execute_plan(cp.plan, cp.nd, handles[op_cond], handles[op_src0],
+                 handles[op_src1], const_cast<void *>(handles[op_dst]));
+    if (vlevel)
+        verbose_print(std::string("selgraph_verbose,exec,cpu,select,")
+                      + cp.plan.impl_str() + "," + cp.plan.kernel_str() + ","
+                      + cp.verbose_desc + "," + std::to_string(now_ms() - t0));
+}
+
+} // namespace selgraph
