@@ -30,8 +30,8 @@ struct select_plan {
 /// non-temporal stores pay.
 select_plan plan_select(const select_nd &p, size_t working_set);
 
-/// Bytes of working set from which non-temporal stores are used: the
-/// last-level cache size.
+/// Bytes of working set from which non-temporal stores are used: a third of
+/// the last-level cache (measured; see dispatch.cpp).
 size_t nt_threshold_bytes();
 
 /// Runs a plan: the JIT kernel over threads, or the reference kernel.
