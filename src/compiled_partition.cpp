@@ -66,13 +66,37 @@ dims strides_of(const logical_tensor &lt, const dims &d) {
         if (std::all_of(s.begin(), s.end(), [](dim x) { return x >= 0; }))
             return s;
     }
+    // Dense row-major. Callers check element counts first; saturate anyway
+    // rather than overflow.
     dims s(d.size());
     dim acc = 1;
     for (size_t i = d.size(); i-- > 0;) {
         s[i] = acc;
-        acc *= std::max<dim>(d[i], 1);
+        if (!mul_ok(acc, std::max<dim>(d[i], 1), acc))
+            acc = INT64_MAX;
     }
     return s;
+}
+
+// True when no two elements of `d` with strides `s` share an offset. Checks
+// the sufficient condition that, with dims sorted by stride, each stride
+// exceeds the span of the dims inside it (every dense, padded or permuted
+// layout passes).
+bool non_overlapping(const dims &d, const dims &s) {
+    std::vector<std::pair<dim, dim>> v; // (stride, dim)
+    for (size_t i = 0; i < d.size(); ++i)
+        if (d[i] > 1)
+            v.emplace_back(s[i], d[i]);
+    std::sort(v.begin(), v.end());
+    int64_t span = 0; // max offset reached by the dims so far
+    for (const auto &sd : v) {
+        if (sd.first <= span)
+            return false;
+        int64_t ext;
+        if (!mul_ok(sd.first, sd.second - 1, ext) || !add_ok(span, ext, span))
+            return false;
+    }
+    return true;
 }
 
 const logical_tensor *find_id(const std::vector<logical_tensor> &lts,
@@ -102,9 +126,9 @@ partition::compile(const std::vector<logical_tensor> &inputs,
     if (!e || e.get_kind() != p.ekind)
         fail(status::invalid_arguments, "compile: Select op ", o.id,
              ": the engine is empty or not a CPU engine");
-    if (inputs.size() != 3 || outputs.size() != 1)
+    if (inputs.size() > 3 || outputs.size() != 1)
         fail(status::invalid_arguments, "compile: Select op ", o.id,
-             ": expects 3 input and 1 output logical tensors, got ",
+             ": expects at most 3 input and 1 output logical tensors, got ",
              inputs.size(), " and ", outputs.size());
 
     auto cp = std::make_shared<compiled_partition::impl>();
@@ -124,9 +148,34 @@ partition::compile(const std::vector<logical_tensor> &inputs,
         cp->ports[port] = *lt;
     }
 
+    for (const auto &lt : inputs) {
+        bool known = false;
+        for (int port = 0; port < 3; ++port)
+            known = known || lt.get_id() == declared[port]->get_id();
+        if (!known)
+            fail(status::invalid_arguments, "compile: Select op ", o.id,
+                 ": logical tensor ", lt.get_id(),
+                 " is not an input of the partition");
+    }
     const broadcast_mode mode = select_broadcast_mode(o);
     const dims dst_dims = infer_select_dst_shape(o.id, mode, in_dims[0],
                                                  in_dims[1], in_dims[2]);
+    {
+        // Element counts must fit in 64 bits, with headroom for the bytes
+        // moved per element; an empty dst never overflows.
+        const bool empty = std::any_of(dst_dims.begin(), dst_dims.end(),
+                                       [](dim x) { return x == 0; });
+        int64_t n = 1;
+        bool ok = true;
+        for (dim d : dst_dims)
+            ok = ok && mul_ok(n, d, n);
+        if (!empty && (!ok || !mul_ok(n, 16, n)))
+            fail(status::invalid_shape, "Select op ", o.id, ": port dst ",
+                 dims2str(dst_dims), " (the broadcast of cond ",
+                 dims2str(in_dims[0]), ", src_0 ", dims2str(in_dims[1]),
+                 " and src_1 ", dims2str(in_dims[2]),
+                 ") has more elements than 64-bit sizes hold");
+    }
 
     // dst: known dims must match, unknown ones are inferred.
     const logical_tensor &out = outputs[0];
@@ -162,19 +211,25 @@ partition::compile(const std::vector<logical_tensor> &inputs,
         const dims s = out.get_strides();
         const bool known =
                 std::all_of(s.begin(), s.end(), [](dim x) { return x >= 0; });
-        const bool neg =
-                std::any_of(s.begin(), s.end(), [](dim x) { return x < -1; });
-        if (neg)
+        const bool unknown =
+                std::all_of(s.begin(), s.end(), [](dim x) { return x == -1; });
+        if (!known && !unknown)
             fail(status::invalid_shape, "Select op ", o.id, ": port dst ",
                  "(logical tensor ", out.get_id(), ") dims ",
-                 dims2str(dst_dims), " have negative strides ", dims2str(s));
+                 dims2str(dst_dims), " have negative or partly unknown ",
+                 "strides ", dims2str(s));
         if (known) {
             for (size_t i = 0; i < s.size(); ++i)
                 if (s[i] == 0 && dst_dims[i] > 1)
                     fail(status::invalid_shape, "Select op ", o.id,
                          ": port dst (logical tensor ", out.get_id(), ") dims ",
-                         dims2str(dst_dims), " have stride 0 ", "in dimension ",
-                         i, ": dst elements may not overlap");
+                         dims2str(dst_dims), " have stride 0 in dimension ", i,
+                         ": dst elements may not overlap");
+            if (!non_overlapping(dst_dims, s))
+                fail(status::invalid_shape, "Select op ", o.id,
+                     ": port dst (logical tensor ", out.get_id(), ") dims ",
+                     dims2str(dst_dims), " with strides ", dims2str(s),
+                     " overlap: each dst element needs its own memory");
             dst_strides = s;
         }
     }
@@ -201,17 +256,6 @@ partition::compile(const std::vector<logical_tensor> &inputs,
             fail(status::invalid_shape, "Select op ", o.id, ": port ",
                  select_port_names[i], ": ", err.what());
         }
-    }
-    {
-        // Element counts, with headroom for the bytes moved per element.
-        int64_t n = 1;
-        bool ok = true;
-        for (dim d : dst_dims)
-            ok = ok && mul_ok(n, d, n);
-        if (!ok || !mul_ok(n, 16, n))
-            fail(status::invalid_shape, "Select op ", o.id, ": port dst ",
-                 dims2str(dst_dims),
-                 " has more elements than 64-bit sizes hold");
     }
 
     // The N-d problem: operands right-aligned to dst, stride 0 where
@@ -289,56 +333,80 @@ void compiled_partition::execute(stream &astream,
     if (astream.get_engine().get_kind() != cp.eng.get_kind())
         fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
              ": the stream's engine is not the compiled partition's kind");
-    if (inputs.size() != 3 || outputs.size() != 1)
+    if (inputs.size() > 3 || outputs.size() != 1)
         fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
-             ": expects 3 input tensors and 1 output tensor, got ",
+             ": expects at most 3 input tensors and 1 output tensor, got ",
              inputs.size(), " and ", outputs.size());
     const void *handles[n_operands] = {};
     bool seen[n_operands] = {};
+    // Tensors bind to ports by logical tensor id. One id may serve several
+    // ports (Select(c, x, x)): each tensor takes the first free port with
+    // its id, and a port left free shares the tensor of its id.
     auto bind = [&](const tensor &t, int first, int last) {
         const logical_tensor lt = t.get_logical_tensor();
-        for (int port = first; port < last; ++port) {
-            if (cp.ports[port].get_id() != lt.get_id())
+        int port = -1, known_port = -1;
+        for (int i = first; i < last && port < 0; ++i) {
+            if (cp.ports[i].get_id() != lt.get_id())
                 continue;
-            const char *pn = select_port_names[port];
-            if (seen[port])
-                fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
-                     ": port ", pn, " (logical tensor ", lt.get_id(),
-                     ") is given twice");
-            const engine te = t.get_engine();
-            if (!te || te.get_kind() != cp.eng.get_kind())
-                fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
-                     ": port ", pn, " (logical tensor ", lt.get_id(),
-                     ") tensor's engine is empty or not ",
-                     "the compiled partition's kind");
-            if (lt.get_ndims() >= 0) {
-                const dims d = lt.get_dims();
-                const dims want = cp.ports[port].get_dims();
-                bool ok = d.size() == want.size();
-                for (size_t i = 0; ok && i < d.size(); ++i)
-                    ok = d[i] < 0 || d[i] == want[i];
-                if (!ok)
-                    fail(status::invalid_arguments, "execute: Select op ",
-                         cp.op_id, ": port ", pn, " (logical tensor ",
-                         lt.get_id(), ") tensor has dims ", dims2str(d),
-                         " but was compiled with ", dims2str(want));
-            }
-            if (!t.get_data_handle() && cp.mem_size[port] != 0)
-                fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
-                     ": port ", pn, " (logical tensor ", lt.get_id(),
-                     ") has a null data handle for ", cp.mem_size[port],
-                     " bytes");
-            seen[port] = true;
-            handles[port] = t.get_data_handle();
-            return;
+            if (known_port < 0)
+                known_port = i;
+            if (!seen[i])
+                port = i;
         }
-        fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
-             ": logical tensor id ", lt.get_id(), " is not an ",
-             first < op_dst ? "input" : "output", " of the compiled partition");
+        const bool id_known = known_port >= 0;
+        if (!id_known)
+            fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+                 ": logical tensor id ", lt.get_id(), " is not an ",
+                 first < op_dst ? "input" : "output",
+                 " of the compiled partition");
+        if (port < 0)
+            fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+                 ": port ", select_port_names[known_port], " (logical tensor ",
+                 lt.get_id(), ") is given twice");
+        const char *pn = select_port_names[port];
+        const engine te = t.get_engine();
+        if (!te || te.get_kind() != cp.eng.get_kind())
+            fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+                 ": port ", pn, " (logical tensor ", lt.get_id(),
+                 ") tensor's engine is empty or not ",
+                 "the compiled partition's kind");
+        if (lt.get_ndims() >= 0) {
+            const dims d = lt.get_dims();
+            const dims want = cp.ports[port].get_dims();
+            bool ok = d.size() == want.size();
+            for (size_t i = 0; ok && i < d.size(); ++i)
+                ok = d[i] < 0 || d[i] == want[i];
+            if (!ok)
+                fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+                     ": port ", pn, " (logical tensor ", lt.get_id(),
+                     ") tensor has dims ", dims2str(d),
+                     " but was compiled with ", dims2str(want));
+        }
+        if (!t.get_data_handle() && cp.mem_size[port] != 0)
+            fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+                 ": port ", pn, " (logical tensor ", lt.get_id(),
+                 ") has a null data handle for ", cp.mem_size[port], " bytes");
+        seen[port] = true;
+        handles[port] = t.get_data_handle();
     };
     for (const auto &t : inputs)
         bind(t, 0, 3);
     bind(outputs[0], 3, 4);
+    for (int port = 0; port < n_operands; ++port) {
+        for (int other = 0; other < 3 && !seen[port] && port < 3; ++other) {
+            if (seen[other]
+                && cp.ports[other].get_id() == cp.ports[port].get_id()) {
+                seen[port] = true;
+                handles[port] = handles[other];
+            }
+        }
+        if (!seen[port])
+            fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+                 ": expects tensors for 3 input ports and 1 output port, got ",
+                 inputs.size(), " and ", outputs.size(), ", and none for port ",
+                 select_port_names[port], " (logical tensor ",
+                 cp.ports[port].get_id(), ")");
+    }
 
     const int vlevel = verbose_level();
     const double t0 = vlevel ? now_ms() : 0.0;

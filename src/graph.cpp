@@ -32,6 +32,12 @@ status graph::add_op(const op &aop, bool allow_exception) {
         if (impl_->op_ids.count(o.id))
             fail(status::invalid_graph, "add_op: ", op_kind2str(o.kind), " op ",
                  o.id, ": op id ", o.id, " is already in the graph");
+        for (const auto &out : o.outputs)
+            for (const auto &in : o.inputs)
+                if (out.get_id() == in.get_id())
+                    fail(status::invalid_graph, "add_op: ", op_kind2str(o.kind),
+                         " op ", o.id, ": logical tensor ", out.get_id(),
+                         " is both an input and an output of the op");
         if (o.kind == op::kind::Select)
             verify_select_op(o);
         for (const auto &lt : o.outputs)
