@@ -1,0 +1,139 @@
+// One compiled_partition executed from several std::threads at once, and
+// partitions compiled concurrently.
+#include <atomic>
+#include <thread>
+
+#include "tests/api_test_utils.hpp"
+
+using namespace sgt;
+using selgraph::tensor;
+
+TEST(ApiConcurrency, OneCompiledPartitionManyThreads) {
+    const dims cd { 1, 515 }, ad { 64, 515 }, bd { 64, 1 }, d { 64, 515 };
+    for (dt t : { dt::f32, dt::f16 }) {
+        SCOPED_TRACE(dt_name(t));
+        const size_t es = elem_size(t);
+        const lt lc(0, dt::boolean, cd, lyt::strided);
+        const lt la(1, t, ad, lyt::strided);
+        const lt lb(2, t, bd, lyt::strided);
+        const lt ld(3, t, d, lyt::strided);
+        const auto cp = compile_select(lc, la, lb, ld, 70);
+
+        std::mt19937 rng(99);
+        buffer c(static_cast<size_t>(num_elems(cd)));
+        fill_cond(c.data(), c.bytes, rng);
+        buffer a(static_cast<size_t>(num_elems(ad)) * es);
+        fill_random(a.data(), a.bytes, rng);
+        buffer b(static_cast<size_t>(num_elems(bd)) * es);
+        fill_random(b.data(), b.bytes, rng);
+        const size_t nbytes = static_cast<size_t>(num_elems(d)) * es;
+        buffer want(nbytes);
+        want.fill(0xA5);
+        naive_select(d, dense_strides(d), want.data(),
+                     { c.data(), cd, dense_strides(cd) },
+                     { a.data(), ad, dense_strides(ad) },
+                     { b.data(), bd, dense_strides(bd) }, es);
+
+        constexpr int n_threads = 8, n_iter = 20;
+        std::atomic<int> failures { 0 }, errors { 0 };
+        std::vector<std::thread> pool;
+        for (int th = 0; th < n_threads; ++th)
+            pool.emplace_back([&, th] {
+                selgraph::stream s(cpu_engine());
+                buffer out(nbytes);
+                for (int it = 0; it < n_iter; ++it) {
+                    out.fill(static_cast<uint8_t>(th * 16 + it));
+                    try {
+                        cp.execute(s,
+                                   { tensor(lc, cpu_engine(), c.data()),
+                                     tensor(la, cpu_engine(), a.data()),
+                                     tensor(lb, cpu_engine(), b.data()) },
+                                   { tensor(ld, cpu_engine(), out.data()) });
+                    } catch (...) {
+                        ++errors;
+                        continue;
+                    }
+                    if (std::memcmp(out.data(), want.data(), nbytes) != 0)
+                        ++failures;
+                    for (size_t i = nbytes; i < out.bytes; ++i)
+                        if (out.data()[i]
+                            != static_cast<uint8_t>(th * 16 + it)) {
+                            ++failures;
+                            break;
+                        }
+                }
+            });
+        for (auto &th : pool)
+            th.join();
+        EXPECT_EQ(errors.load(), 0);
+        EXPECT_EQ(failures.load(), 0);
+    }
+}
+
+TEST(ApiConcurrency, ConcurrentCompileAndExecute) {
+    // Every thread builds its own graph (varied types and broadcasts, so
+    // kernels are created and looked up concurrently) and checks its result.
+    constexpr int n_threads = 8;
+    std::atomic<int> bad { 0 };
+    std::vector<std::thread> pool;
+    std::vector<std::string> messages(n_threads);
+    for (int th = 0; th < n_threads; ++th)
+        pool.emplace_back([&, th] {
+            try {
+                const dt types[] = { dt::f32, dt::bf16, dt::f16 };
+                const dt t = types[th % 3];
+                const size_t es = elem_size(t);
+                const int64_t R = 3 + th, C = 100 + 13 * th;
+                const dims cd = th % 2 ? dims { R, 1 } : dims { R, C };
+                const dims ad = th % 4 < 2 ? dims { R, C } : dims {};
+                const dims bd = th % 4 < 2 ? dims { C } : dims { R, C };
+                const dims d { R, C };
+                const lt lc(0, dt::boolean, cd, lyt::strided);
+                const lt la(1, t, ad, lyt::strided);
+                const lt lb(2, t, bd, lyt::strided);
+                const lt ld(3, t, lyt::strided);
+                const auto cp = compile_select(lc, la, lb, ld, 80 + th);
+                const lt q = cp.query_logical_tensor(3);
+                if (q.get_dims() != d) {
+                    messages[th] = "wrong dst dims";
+                    ++bad;
+                    return;
+                }
+                std::mt19937 rng(static_cast<uint32_t>(th));
+                buffer c(static_cast<size_t>(num_elems(cd)));
+                fill_cond(c.data(), c.bytes, rng);
+                buffer a(static_cast<size_t>(num_elems(ad)) * es);
+                fill_random(a.data(), a.bytes, rng);
+                buffer b(static_cast<size_t>(num_elems(bd)) * es);
+                fill_random(b.data(), b.bytes, rng);
+                const size_t nbytes = static_cast<size_t>(num_elems(d)) * es;
+                buffer want(nbytes), out(nbytes);
+                want.fill(0x11);
+                out.fill(0x11);
+                naive_select(d, dense_strides(d), want.data(),
+                             { c.data(), cd, dense_strides(cd) },
+                             { a.data(), ad, dense_strides(ad) },
+                             { b.data(), bd, dense_strides(bd) }, es);
+                selgraph::stream s(cpu_engine());
+                for (int it = 0; it < 5; ++it)
+                    cp.execute(s,
+                               { tensor(lc, cpu_engine(), c.data()),
+                                 tensor(la, cpu_engine(), a.data()),
+                                 tensor(lb, cpu_engine(), b.data()) },
+                               { tensor(q, cpu_engine(), out.data()) });
+                if (std::memcmp(out.data(), want.data(), out.bytes) != 0) {
+                    messages[th] = "wrong values";
+                    ++bad;
+                }
+            } catch (const std::exception &e) {
+                messages[th] = e.what();
+                ++bad;
+            }
+        });
+    for (auto &th : pool)
+        th.join();
+    for (int th = 0; th < n_threads; ++th)
+        EXPECT_TRUE(messages[th].empty())
+                << "thread " << th << ": " << messages[th];
+    EXPECT_EQ(bad.load(), 0);
+}
