@@ -411,7 +411,10 @@ private:
         // One cond byte decides the whole row: copy or fill from one source.
         Label l_take_b, l_row_done;
         cmp(byte[reg_cond_], 0);
-        je(l_take_b, T_NEAR);
+        if (key_.invert_cond)
+            jne(l_take_b, T_NEAR);
+        else
+            je(l_take_b, T_NEAR);
         row_copy(reg_src0_, key_.src0_scalar != 0, vmm_scalar_a_);
         jmp(l_row_done, T_NEAR);
         L(l_take_b);

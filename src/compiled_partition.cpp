@@ -386,6 +386,13 @@ void compiled_partition::execute(stream &astream,
             fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
                  ": port ", pn, " (logical tensor ", lt.get_id(),
                  ") has a null data handle for ", cp.mem_size[port], " bytes");
+        // Elements are accessed as whole 2- or 4-byte words, as in oneDNN.
+        const size_t align = port == op_cond ? 1 : cp.nd.elem_size;
+        if (reinterpret_cast<uintptr_t>(t.get_data_handle()) % align != 0)
+            fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
+                 ": port ", pn, " (logical tensor ", lt.get_id(),
+                 ") data handle ", t.get_data_handle(),
+                 " is not aligned to its ", align, "-byte elements");
         seen[port] = true;
         handles[port] = t.get_data_handle();
     };

@@ -22,6 +22,7 @@ kernel_cache::get_or_create(const kernel_key &key,
     if (hit)
         *hit = false;
     if (capacity_ <= 0) { // caching disabled
+        ++creations_;
         lock.unlock();
         return create();
     }

@@ -33,7 +33,8 @@ public:
     int capacity() const;
     void set_capacity(int capacity);
     int size() const;
-    /// Number of kernels built since the cache was made (for tests).
+    /// Number of times `create` was called (misses, including failed
+    /// builds and builds with caching disabled), for tests.
     long creations() const;
 
     static kernel_cache &global();
