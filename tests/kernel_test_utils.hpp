@@ -1,0 +1,753 @@
+// Shared helpers of the kernel tests (test_kernel*.cpp): the per-ISA test
+// fixture (every kernel test runs once per ISA, the ISA in the test name, as
+// Highway's TestWithParamTarget), problem builders, data generators with
+// special bit patterns, an independent naive oracle, buffers with canaries
+// and guard-paged memory.
+#ifndef SELGRAPH_TESTS_KERNEL_TEST_UTILS_HPP
+#define SELGRAPH_TESTS_KERNEL_TEST_UTILS_HPP
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <ostream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/jit_select.hpp"
+#include "kernels/ref_select.hpp"
+#include "kernels/select_kernel.hpp"
+#include "kernels/select_problem.hpp"
+#include "selgraph/selgraph.hpp"
+#include "src/broadcast.hpp"
+#include "src/common.hpp"
+#include "src/cpu_isa.hpp"
+#include "src/dispatch.hpp"
+#include "src/kernel_cache.hpp"
+
+namespace selgraph {
+/// Test names carry the ISA; failure messages print it too.
+inline void PrintTo(cpu_isa isa, std::ostream *os) {
+    *os << (isa == cpu_isa::avx512_core ? "AVX512_CORE"
+            : isa == cpu_isa::avx2      ? "AVX2"
+            : isa == cpu_isa::none      ? "NONE"
+                                        : "ALL");
+}
+} // namespace selgraph
+
+namespace selgraph_test {
+
+namespace sg = selgraph;
+namespace si = selgraph::impl;
+
+// ---------------------------------------------------------------------------
+// The ISA parameter.
+
+inline si::kernel_isa to_kernel_isa(sg::cpu_isa isa) {
+    switch (isa) {
+        case sg::cpu_isa::avx512_core: return si::kernel_isa::avx512_core;
+        case sg::cpu_isa::avx2: return si::kernel_isa::avx2;
+        default: return si::kernel_isa::ref;
+    }
+}
+
+inline const char *isa_param_str(sg::cpu_isa isa) {
+    switch (isa) {
+        case sg::cpu_isa::avx512_core: return "AVX512_CORE";
+        case sg::cpu_isa::avx2: return "AVX2";
+        case sg::cpu_isa::none: return "NONE";
+        default: return "ALL";
+    }
+}
+
+struct isa_param_name {
+    std::string
+    operator()(const ::testing::TestParamInfo<sg::cpu_isa> &info) const {
+        return isa_param_str(info.param);
+    }
+};
+
+/// Vector length in bytes of a JIT ISA (for the reference, the AVX-512
+/// numbers, so that size sweeps are the same).
+inline int isa_vlen(si::kernel_isa isa) {
+    return isa == si::kernel_isa::avx2 ? 32 : 64;
+}
+
+/// The fixture of every kernel test: skips where the CPU lacks the ISA,
+/// caps this thread to it (impl::scoped_isa_cap) and checks the cap took.
+class isa_test : public ::testing::TestWithParam<sg::cpu_isa> {
+protected:
+    void SetUp() override {
+        kisa_ = to_kernel_isa(GetParam());
+        if (!si::cpu_has(kisa_))
+            GTEST_SKIP() << "the CPU lacks " << isa_param_str(GetParam())
+                         << " (impl::cpu_has is false)";
+        cap_ = std::make_unique<si::scoped_isa_cap>(GetParam());
+        if (si::max_kernel_isa() != kisa_) {
+            if (std::getenv("SELGRAPH_MAX_CPU_ISA"))
+                GTEST_SKIP() << "SELGRAPH_MAX_CPU_ISA caps the process below "
+                             << isa_param_str(GetParam());
+            FAIL() << "scoped_isa_cap(" << isa_param_str(GetParam())
+                   << ") did not take: max_kernel_isa() is "
+                   << si::kernel_isa2str(si::max_kernel_isa());
+        }
+    }
+    void TearDown() override { cap_.reset(); }
+
+    si::kernel_isa kisa() const { return kisa_; }
+    bool jit() const { return kisa_ != si::kernel_isa::ref; }
+    int vlen() const { return isa_vlen(kisa_); }
+    /// Lanes of one vector for `w`-byte elements.
+    int lanes(int w) const { return vlen() / w; }
+
+private:
+    si::kernel_isa kisa_ = si::kernel_isa::ref;
+    std::unique_ptr<si::scoped_isa_cap> cap_;
+};
+
+#define SELGRAPH_INSTANTIATE_PER_ISA(suite)                                    \
+    INSTANTIATE_TEST_SUITE_P(                                                  \
+            Isa, suite,                                                        \
+            ::testing::Values(::selgraph::cpu_isa::avx512_core,                \
+                              ::selgraph::cpu_isa::avx2,                       \
+                              ::selgraph::cpu_isa::none),                      \
+            ::selgraph_test::isa_param_name())
+
+/// Reports a failing check and keeps going, up to a budget per test.
+#define KT_EXPECT(budget, res, desc)                                           \
+    do {                                                                       \
+        const ::testing::AssertionResult kt_r_ = (res);                        \
+        if (!kt_r_) {                                                          \
+            ADD_FAILURE() << (desc) << "\n" << kt_r_.message();                \
+            if (++(budget) >= 6)                                               \
+                GTEST_FAIL() << "too many failures, stopping this test";       \
+        }                                                                      \
+    } while (0)
+
+// ---------------------------------------------------------------------------
+// Sizes.
+
+/// Row lengths below, at, above and at multiples of the vector and unroll
+/// widths of both ISAs and every element size.
+inline const std::vector<uint64_t> &sweep_sizes() {
+    static const std::vector<uint64_t> v = {
+        1,  2,   3,   7,   8,   9,   15,  16,  17,  31,  32,   33,   63,   64,
+        65, 127, 128, 129, 255, 256, 257, 511, 512, 513, 1000, 1023, 1024, 1025
+    };
+    return v;
+}
+
+// ---------------------------------------------------------------------------
+// Data.
+
+/// Bit patterns that a float-aware (instead of bit-moving) kernel would
+/// change: NaN payloads, signalling NaNs, -0.0, denormals, infinities.
+inline const std::vector<uint32_t> &special_bits(int w) {
+    static const std::vector<uint32_t> s4 = {
+        0x7fc00001u, 0x7f800001u, 0xffbfffffu, 0xffc12345u,
+        0x80000000u, 0x00000000u, 0x00000001u, 0x807fffffu,
+        0x7f800000u, 0xff800000u, 0xffffffffu, 0x7fffffffu
+    };
+    static const std::vector<uint32_t> s2 = { 0x7fc1u, 0x7e01u, 0x7c01u,
+                                              0xff81u, 0x8000u, 0x0000u,
+                                              0x0001u, 0x8001u, 0x7f80u,
+                                              0xfc00u, 0xffffu, 0x7fffu };
+    static const std::vector<uint32_t> s1 = { 0x00u, 0x80u, 0xffu,
+                                              0x7fu, 0x01u, 0xfeu };
+    return w == 4 ? s4 : w == 2 ? s2 : s1;
+}
+
+inline std::mt19937_64 &rng() {
+    static std::mt19937_64 g(0x5e1ec7u);
+    return g;
+}
+
+/// Fills `n` elements of `w` bytes: random bits, one in 8 a special pattern.
+inline void fill_values(void *p, size_t n, int w, std::mt19937_64 &g) {
+    auto *b = static_cast<uint8_t *>(p);
+    const auto &sp = special_bits(w);
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t r = g();
+        uint32_t v = static_cast<uint32_t>(r >> 32);
+        if ((r & 7) == 0)
+            v = sp[(r >> 3) % sp.size()];
+        std::memcpy(b + i * w, &v, w); // little endian: the low bytes
+    }
+}
+
+/// Cond bytes: half zero, the rest 1, 2, 0x80, 0xff or any non-zero byte.
+inline void fill_cond(void *p, size_t n, std::mt19937_64 &g) {
+    auto *b = static_cast<uint8_t *>(p);
+    static const uint8_t nz[] = { 1, 2, 0x80, 0xff, 0x7f, 0x10 };
+    for (size_t i = 0; i < n; ++i) {
+        const uint64_t r = g();
+        if (r & 1)
+            b[i] = 0;
+        else if ((r >> 1) & 1)
+            b[i] = nz[(r >> 2) % sizeof(nz)];
+        else
+            b[i] = static_cast<uint8_t>(1 + (r >> 8) % 255);
+    }
+}
+
+inline void fill_bytes(void *p, size_t n, std::mt19937_64 &g) {
+    auto *b = static_cast<uint8_t *>(p);
+    for (size_t i = 0; i < n; ++i)
+        b[i] = static_cast<uint8_t>(g() >> 56);
+}
+
+/// Bytewise equality of two buffers of `w`-byte elements, naming the first
+/// differing element.
+inline ::testing::AssertionResult bytes_equal(const void *got, const void *want,
+                                              size_t bytes, int w) {
+    const auto *g = static_cast<const uint8_t *>(got);
+    const auto *e = static_cast<const uint8_t *>(want);
+    if (bytes == 0 || std::memcmp(g, e, bytes) == 0)
+        return ::testing::AssertionSuccess();
+    size_t first = bytes, count = 0;
+    for (size_t i = 0; i < bytes; i += w)
+        if (std::memcmp(g + i, e + i, std::min<size_t>(w, bytes - i)) != 0) {
+            if (first == bytes)
+                first = i;
+            ++count;
+        }
+    auto hex = [&](const uint8_t *p) {
+        char buf[32];
+        uint32_t v = 0;
+        std::memcpy(&v, p, std::min<size_t>(w, bytes - first));
+        std::snprintf(buf, sizeof(buf), "0x%0*x", 2 * w, v);
+        return std::string(buf);
+    };
+    return ::testing::AssertionFailure()
+           << count << " of " << bytes / w << " elements differ; first at byte "
+           << first << " (element " << first / w << "): got " << hex(g + first)
+           << ", expected " << hex(e + first);
+}
+
+// ---------------------------------------------------------------------------
+// Buffers.
+
+/// Heap memory with a 64-byte aligned base plus `misalign` bytes, and
+/// canary bytes on both sides that must survive every kernel call.
+class canary_buf {
+public:
+    static constexpr size_t pad = 256;
+
+    explicit canary_buf(size_t bytes, size_t misalign = 0)
+        : bytes_(bytes)
+        , mem_(bytes + 2 * pad + 128 + misalign) {
+        const auto raw = reinterpret_cast<uintptr_t>(mem_.data()) + pad;
+        const uintptr_t aligned = (raw + 63) & ~uintptr_t(63);
+        data_ = reinterpret_cast<uint8_t *>(aligned + misalign);
+        for (size_t i = 0; i < pad; ++i) {
+            data_[-static_cast<ptrdiff_t>(i) - 1] = canary(i);
+            data_[bytes_ + i] = canary(i + 7);
+        }
+    }
+    uint8_t *data() { return data_; }
+    const uint8_t *data() const { return data_; }
+    size_t size() const { return bytes_; }
+
+    ::testing::AssertionResult canaries_ok() const {
+        for (size_t i = 0; i < pad; ++i) {
+            if (data_[-static_cast<ptrdiff_t>(i) - 1] != canary(i))
+                return ::testing::AssertionFailure()
+                       << "byte " << i + 1
+                       << " before the buffer was overwritten";
+            if (data_[bytes_ + i] != canary(i + 7))
+                return ::testing::AssertionFailure()
+                       << "byte " << i << " after the buffer (of " << bytes_
+                       << " bytes) was overwritten";
+        }
+        return ::testing::AssertionSuccess();
+    }
+
+private:
+    static uint8_t canary(size_t i) {
+        return static_cast<uint8_t>(0x5a + i * 37);
+    }
+    size_t bytes_;
+    std::vector<uint8_t> mem_;
+    uint8_t *data_;
+};
+
+/// Read+write pages between two PROT_NONE pages: a tensor placed with
+/// at_end() has its last byte right before the upper guard page, one placed
+/// with at_begin() its first byte right after the lower guard page. Any
+/// access outside crashes the test.
+class guarded_mem {
+public:
+    explicit guarded_mem(size_t capacity) {
+        page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        data_ = (std::max<size_t>(capacity, 1) + page_ - 1) / page_ * page_;
+        total_ = data_ + 2 * page_;
+        void *p = mmap(nullptr, total_, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) {
+            base_ = nullptr;
+            return;
+        }
+        base_ = static_cast<uint8_t *>(p);
+        if (mprotect(base_, page_, PROT_NONE) != 0
+            || mprotect(base_ + page_ + data_, page_, PROT_NONE) != 0) {
+            munmap(base_, total_);
+            base_ = nullptr;
+        }
+    }
+    ~guarded_mem() {
+        if (base_)
+            munmap(base_, total_);
+    }
+    guarded_mem(const guarded_mem &) = delete;
+    guarded_mem &operator=(const guarded_mem &) = delete;
+
+    bool ok() const { return base_ != nullptr; }
+    size_t capacity() const { return data_; }
+    uint8_t *at_begin() { return base_ + page_; }
+    uint8_t *at_end(size_t bytes) { return base_ + page_ + data_ - bytes; }
+
+private:
+    size_t page_ = 4096, data_ = 0, total_ = 0;
+    uint8_t *base_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------
+// N-d problems.
+
+using dims_t = std::vector<int64_t>;
+
+inline std::string dims_str(const dims_t &d) {
+    std::string s = "[";
+    for (size_t i = 0; i < d.size(); ++i)
+        s += (i ? "," : "") + std::to_string(d[i]);
+    return s + "]";
+}
+
+inline dims_t dense_strides(const dims_t &d) {
+    dims_t s(d.size());
+    int64_t acc = 1;
+    for (size_t i = d.size(); i-- > 0;) {
+        s[i] = acc;
+        acc *= std::max<int64_t>(d[i], 1);
+    }
+    return s;
+}
+
+/// Numpy broadcast of two shapes (assumed compatible).
+inline dims_t bcast_dims(const dims_t &a, const dims_t &b) {
+    const size_t r = std::max(a.size(), b.size());
+    dims_t d(r);
+    for (size_t i = 0; i < r; ++i) {
+        const int64_t x = i < r - a.size() ? 1 : a[i - (r - a.size())];
+        const int64_t y = i < r - b.size() ? 1 : b[i - (r - b.size())];
+        d[i] = x == 1 ? y : x;
+    }
+    return d;
+}
+
+/// A Select as the user writes it: cond, src_0, src_1 shapes (numpy), and
+/// optionally explicit element strides per operand (empty: dense).
+struct nd_spec {
+    dims_t in[3];
+    dims_t strides[4];
+    dims_t dst; ///< empty with dst_from_inputs: broadcast of src_0, src_1
+    bool dst_from_inputs = true;
+    int w = 4;
+};
+
+/// The select_nd of a spec, as partition::compile builds it: operands
+/// right-aligned to dst, stride 0 where an operand's dim is 1 or missing.
+inline si::select_nd make_nd(const nd_spec &s) {
+    si::select_nd p;
+    const dims_t dst = s.dst_from_inputs ? bcast_dims(s.in[1], s.in[2]) : s.dst;
+    p.ndims = static_cast<int>(dst.size());
+    p.elem_size = s.w;
+    for (int i = 0; i < p.ndims; ++i)
+        p.dims[i] = dst[i];
+    for (int port = 0; port < si::n_operands; ++port) {
+        const dims_t &d = port < 3 ? s.in[port] : dst;
+        const dims_t st =
+                s.strides[port].empty() ? dense_strides(d) : s.strides[port];
+        const int shift = p.ndims - static_cast<int>(d.size());
+        // A test's own mistake, not the library's: operands must broadcast
+        // to dst one way.
+        if (shift < 0 || st.size() != d.size())
+            throw std::logic_error("make_nd: operand rank/strides mismatch");
+        for (int i = 0; i < p.ndims; ++i) {
+            const int j = i - shift;
+            if (j >= 0 && d[j] != 1 && d[j] != dst[i])
+                throw std::logic_error("make_nd: operand " + dims_str(d)
+                                       + " does not broadcast to "
+                                       + dims_str(dst));
+            p.strides[port][i] = (j < 0 || d[j] == 1) ? 0 : st[j];
+        }
+    }
+    return p;
+}
+
+inline si::select_nd make_nd(const dims_t &c, const dims_t &a, const dims_t &b,
+                             int w) {
+    nd_spec s;
+    s.in[0] = c;
+    s.in[1] = a;
+    s.in[2] = b;
+    s.w = w;
+    return make_nd(s);
+}
+
+/// Bytes an operand spans in memory (0 for an empty problem).
+inline size_t span_bytes(const si::select_nd &p, int port) {
+    if (p.nelems() == 0)
+        return 0;
+    int64_t e = 1;
+    for (int i = 0; i < p.ndims; ++i)
+        e += (p.dims[i] - 1) * p.strides[port][i];
+    return static_cast<size_t>(e) * (port == si::op_cond ? 1 : p.elem_size);
+}
+
+inline std::string nd_str(const si::select_nd &p) {
+    std::ostringstream os;
+    os << "w=" << p.elem_size << " dims=" << si::dims2str(p.dims, p.ndims);
+    const char *names[4] = { " cond", " src_0", " src_1", " dst" };
+    for (int i = 0; i < si::n_operands; ++i)
+        os << names[i] << "=" << si::dims2str(p.strides[i], p.ndims);
+    return os.str();
+}
+
+/// The naive oracle: every element by its multi-index, independent of the
+/// reference kernel's row decomposition (which it checks).
+inline void naive_select(const si::select_nd &p, const void *cond,
+                         const void *src0, const void *src1, void *dst) {
+    const int64_t n = p.nelems();
+    if (n == 0)
+        return;
+    const int w = p.elem_size;
+    std::vector<int64_t> idx(p.ndims, 0);
+    for (int64_t e = 0; e < n; ++e) {
+        int64_t off[4] = { 0, 0, 0, 0 };
+        for (int d = 0; d < p.ndims; ++d)
+            for (int i = 0; i < 4; ++i)
+                off[i] += idx[d] * p.strides[i][d];
+        const bool c = static_cast<const uint8_t *>(cond)[off[0]] != 0;
+        const auto *src = c ? static_cast<const uint8_t *>(src0) + off[1] * w
+                            : static_cast<const uint8_t *>(src1) + off[2] * w;
+        std::memmove(static_cast<uint8_t *>(dst) + off[3] * w, src, w);
+        for (int d = p.ndims - 1; d >= 0; --d) {
+            if (++idx[d] < p.dims[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
+struct pattern {
+    const char *name;
+    dims_t c, a, b;
+};
+
+/// The broadcast patterns (cond, src_0, src_1 shapes) over `r` rows of `n`
+/// elements.
+inline std::vector<pattern> broadcast_patterns(int64_t r, int64_t n) {
+    return {
+        { "all_vector", { r, n }, { r, n }, { r, n } },
+        { "cond_per_row", { r, 1 }, { r, n }, { r, n } },
+        { "cond_0d", {}, { r, n }, { r, n } },
+        { "cond_row_vector", { n }, { r, n }, { r, n } },
+        { "cond_1xn", { 1, n }, { r, n }, { r, n } },
+        { "src0_row_vector", { r, n }, { n }, { r, n } },
+        { "src1_row_vector", { r, n }, { r, n }, { 1, n } },
+        { "src0_0d", { r, n }, {}, { r, n } },
+        { "src1_0d", { r, n }, { r, n }, {} },
+        { "src0_per_row", { r, n }, { r, 1 }, { r, n } },
+        { "src1_per_row", { r, n }, { r, n }, { r, 1 } },
+        { "cond_per_row_src0_per_row", { r, 1 }, { r, 1 }, { r, n } },
+        { "outer_product_srcs", { r, n }, { r, 1 }, { 1, n } },
+        { "outer_product_srcs_rev", { r, n }, { 1, n }, { r, 1 } },
+        { "outer_product_cond_row", { n }, { r, 1 }, { 1, n } },
+        { "cond_per_row_outer_product", { r, 1 }, { r, 1 }, { 1, n } },
+        { "cond_per_row_src1_0d", { r, 1 }, { r, n }, {} },
+        { "cond_per_row_src0_0d", { r, 1 }, {}, { r, n } },
+        { "cond_0d_src0_0d", {}, {}, { r, n } },
+        { "cond_0d_src1_row", {}, { r, n }, { n } },
+        { "cond_row_src0_0d_src1_row", { n }, {}, { 1, n } },
+        { "attention_mask", { 1, 1, r, n }, { 2, 3, r, n }, {} },
+        { "attention_mask_src0_0d", { 1, 1, r, n }, {}, { 2, 3, r, n } },
+        { "attention_mask_per_batch", { 2, 1, r, n }, { 2, 3, r, n }, { 1 } },
+        { "middle_bcast", { 2, 1, n }, { 2, r, n }, { 1, r, 1 } },
+        { "cond_leading_bcast", { r, n }, { 2, r, n }, { 2, r, n } },
+        { "srcs_outer_rank3", { 2, r, 1 }, { 1, r, n }, { 2, 1, n } },
+    };
+}
+
+/// Is the JIT expected for `p` (with a JIT ISA in force)? Along the
+/// innermost dim where dst is not 1 every input must be contiguous or
+/// broadcast and dst contiguous; that dim starts the folded row.
+inline bool expect_jit_able(const si::select_nd &p) {
+    int d = p.ndims - 1;
+    while (d >= 0 && p.dims[d] == 1)
+        --d;
+    if (d < 0)
+        return true;
+    for (int i = 0; i < 3; ++i)
+        if (p.strides[i][d] != 0 && p.strides[i][d] != 1)
+            return false;
+    return p.strides[si::op_dst][d] == 1;
+}
+
+/// The kernel key the dispatcher must pick for `p` (documented in
+/// select_kernel.hpp: scalar sources move to the src_1 slot when cond is a
+/// vector, with the cond inverted).
+inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
+                                   bool nt) {
+    si::kernel_key k {};
+    k.isa = isa;
+    k.elem_size = static_cast<uint8_t>(p.elem_size);
+    int d = p.ndims - 1;
+    while (d >= 0 && p.dims[d] == 1)
+        --d;
+    auto scalar = [&](int op) { return d >= 0 && p.strides[op][d] == 0; };
+    k.cond_scalar = scalar(si::op_cond);
+    k.src0_scalar = scalar(si::op_src0);
+    k.src1_scalar = scalar(si::op_src1);
+    if (!k.cond_scalar && k.src0_scalar && !k.src1_scalar) {
+        k.invert_cond = 1;
+        k.src0_scalar = 0;
+        k.src1_scalar = 1;
+    }
+    k.unroll = 4;
+    k.nt_stores = nt ? 1 : 0;
+    return k;
+}
+
+/// Checks that a plan really takes the JIT path of `isa` (or the reference
+/// when `want_jit` is false), so that a silent fallback cannot pass.
+inline ::testing::AssertionResult
+plan_takes(const si::select_plan &plan, si::kernel_isa isa, bool want_jit) {
+    if (!want_jit) {
+        if (plan.kernel || plan.kernel_nt || plan.isa != si::kernel_isa::ref)
+            return ::testing::AssertionFailure()
+                   << "expected the reference kernel, the plan has "
+                   << plan.impl_str() << " " << plan.kernel_str();
+        return ::testing::AssertionSuccess();
+    }
+    if (!plan.kernel)
+        return ::testing::AssertionFailure()
+               << "expected a JIT kernel of " << si::kernel_isa2str(isa)
+               << ", the plan fell back to " << plan.impl_str();
+    const std::string prefix = std::string(si::kernel_isa2str(isa)) + "_e";
+    if (plan.isa != isa || plan.kernel->key().isa != isa
+        || plan.kernel->name().compare(0, prefix.size(), prefix) != 0
+        || plan.kernel->fn() == nullptr)
+        return ::testing::AssertionFailure()
+               << "expected a JIT kernel of " << si::kernel_isa2str(isa)
+               << ", the plan has " << plan.impl_str() << " "
+               << plan.kernel_str();
+    return ::testing::AssertionSuccess();
+}
+
+/// Buffers of one problem: inputs with random data and special values,
+/// dst pre-filled with random bits (so a missing store shows).
+struct nd_buffers {
+    canary_buf cond, src0, src1, dst;
+    nd_buffers(const si::select_nd &p, std::mt19937_64 &g, size_t mis0 = 0,
+               size_t mis1 = 0, size_t misd = 0, size_t misc = 0)
+        : cond(span_bytes(p, si::op_cond), misc)
+        , src0(span_bytes(p, si::op_src0), mis0)
+        , src1(span_bytes(p, si::op_src1), mis1)
+        , dst(span_bytes(p, si::op_dst), misd) {
+        fill_cond(cond.data(), cond.size(), g);
+        fill_values(src0.data(), src0.size() / p.elem_size, p.elem_size, g);
+        fill_values(src1.data(), src1.size() / p.elem_size, p.elem_size, g);
+        fill_bytes(dst.data(), dst.size(), g);
+    }
+    ::testing::AssertionResult canaries_ok() const {
+        const canary_buf *b[4] = { &cond, &src0, &src1, &dst };
+        const char *names[4] = { "cond", "src_0", "src_1", "dst" };
+        for (int i = 0; i < 4; ++i) {
+            auto r = b[i]->canaries_ok();
+            if (!r)
+                return r << " (" << names[i] << ")";
+        }
+        return ::testing::AssertionSuccess();
+    }
+};
+
+/// Runs `p` through plan_select + execute_plan with the ISA in force and
+/// compares with impl::ref_select (and the naive oracle) bit for bit,
+/// including dst's gaps and the canaries. `working_set` decides the nt
+/// variant; `in_place` makes dst the src_0 buffer (strides must match).
+struct plan_run_opts {
+    size_t working_set = 0;
+    int nthreads = 1;
+    bool in_place = false;
+    size_t mis0 = 0, mis1 = 0, misd = 0, misc = 0;
+    bool check_naive = true;
+};
+
+inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
+                                                si::kernel_isa isa,
+                                                const plan_run_opts &o,
+                                                std::mt19937_64 &g) {
+    const si::select_plan plan = si::plan_select(p, o.working_set);
+    const bool want_jit = isa != si::kernel_isa::ref && expect_jit_able(p);
+    if (p.nelems() > 0) {
+        auto r = plan_takes(plan, isa, want_jit);
+        if (!r)
+            return r;
+        if (want_jit) {
+            const bool want_nt = o.working_set >= si::nt_threshold_bytes();
+            if (plan.kernel->key() != expected_key(p, isa, false))
+                return ::testing::AssertionFailure()
+                       << "kernel " << plan.kernel->name() << ", expected "
+                       << si::kernel_name(expected_key(p, isa, false));
+            if (want_nt != static_cast<bool>(plan.kernel_nt))
+                return ::testing::AssertionFailure()
+                       << "working set " << o.working_set << " vs threshold "
+                       << si::nt_threshold_bytes() << " but kernel_nt is "
+                       << (plan.kernel_nt ? plan.kernel_nt->name() : "null");
+            if (want_nt && plan.kernel_nt->key() != expected_key(p, isa, true))
+                return ::testing::AssertionFailure()
+                       << "nt kernel " << plan.kernel_nt->name()
+                       << ", expected "
+                       << si::kernel_name(expected_key(p, isa, true));
+        }
+    }
+    nd_buffers b(p, g, o.mis0, o.mis1, o.misd, o.misc);
+    const size_t dbytes = b.dst.size();
+    std::vector<uint8_t> want(b.dst.data(), b.dst.data() + dbytes);
+    if (o.in_place) {
+        // dst is the src_0 buffer: the expected values come from a copy.
+        if (dbytes)
+            std::memcpy(want.data(), b.src0.data(), dbytes);
+        std::vector<uint8_t> src0_copy(want);
+        si::ref_select(p, b.cond.data(), src0_copy.data(), b.src1.data(),
+                       want.data(), 1);
+        si::execute_plan(plan, p, b.cond.data(), b.src0.data(), b.src1.data(),
+                         b.src0.data(), o.nthreads);
+        auto r = bytes_equal(b.src0.data(), want.data(), dbytes, p.elem_size);
+        if (!r)
+            return r << " (in place)";
+        return b.canaries_ok();
+    }
+    si::ref_select(p, b.cond.data(), b.src0.data(), b.src1.data(), want.data(),
+                   1);
+    if (o.check_naive) {
+        std::vector<uint8_t> naive(b.dst.data(), b.dst.data() + dbytes);
+        naive_select(p, b.cond.data(), b.src0.data(), b.src1.data(),
+                     naive.data());
+        auto r = bytes_equal(want.data(), naive.data(), dbytes, p.elem_size);
+        if (!r)
+            return r << " (ref_select vs the naive oracle)";
+    }
+    si::execute_plan(plan, p, b.cond.data(), b.src0.data(), b.src1.data(),
+                     b.dst.data(), o.nthreads);
+    auto r = bytes_equal(b.dst.data(), want.data(), dbytes, p.elem_size);
+    if (!r)
+        return r;
+    return b.canaries_ok();
+}
+
+// ---------------------------------------------------------------------------
+// The kernel ABI.
+
+/// One direct kernel call: rows x n, byte strides, and the select_nd that
+/// ref_select runs as its oracle.
+struct abi_case {
+    si::kernel_key key {};
+    uint64_t n = 1, rows = 1;
+    int64_t stride[4] = { 0, 0, 0, 0 }; // bytes, per operand
+
+    int w() const { return key.elem_size; }
+    bool scalar(int op) const {
+        return op == si::op_cond   ? key.cond_scalar != 0
+               : op == si::op_src0 ? key.src0_scalar != 0
+               : op == si::op_src1 ? key.src1_scalar != 0
+                                   : false;
+    }
+    int esize(int op) const { return op == si::op_cond ? 1 : w(); }
+    /// Bytes one operand spans.
+    size_t bytes(int op) const {
+        const size_t row = scalar(op) ? esize(op) : n * esize(op);
+        return static_cast<size_t>(rows - 1) * static_cast<size_t>(stride[op])
+               + row;
+    }
+    /// The problem as ref_select sees it: [rows, n]; with invert_cond the
+    /// kernel's src_0 is taken where cond is zero, i.e. the nd's src_1.
+    si::select_nd nd() const {
+        si::select_nd p;
+        p.ndims = 2;
+        p.dims[0] = static_cast<int64_t>(rows);
+        p.dims[1] = static_cast<int64_t>(n);
+        p.elem_size = w();
+        const int map[4] = { si::op_cond,
+                             key.invert_cond ? si::op_src1 : si::op_src0,
+                             key.invert_cond ? si::op_src0 : si::op_src1,
+                             si::op_dst };
+        for (int op = 0; op < 4; ++op) {
+            p.strides[map[op]][0] = rows > 1 ? stride[op] / esize(op) : 0;
+            p.strides[map[op]][1] = scalar(op) ? 0 : 1;
+        }
+        return p;
+    }
+    std::string str() const {
+        std::ostringstream os;
+        os << si::kernel_name(key) << " n=" << n << " rows=" << rows
+           << " strides(bytes)=" << stride[0] << "," << stride[1] << ","
+           << stride[2] << "," << stride[3];
+        return os.str();
+    }
+};
+
+/// Calls `fn` (or, for a null fn, ref_select on the nd) on the given
+/// pointers and compares dst with ref_select bit for bit. `dst` must hold
+/// the same bytes as `dst_init` on entry.
+inline ::testing::AssertionResult
+run_abi_case(const abi_case &c, si::select_kernel_fn fn, const void *cond,
+             const void *src0, const void *src1, void *dst) {
+    const size_t dbytes = c.bytes(si::op_dst);
+    std::vector<uint8_t> want(static_cast<uint8_t *>(dst),
+                              static_cast<uint8_t *>(dst) + dbytes);
+    const si::select_nd p = c.nd();
+    const void *a = c.key.invert_cond ? src1 : src0;
+    const void *b = c.key.invert_cond ? src0 : src1;
+    si::ref_select(p, cond, a, b, want.data(), 1);
+    if (fn) {
+        si::select_call_args args;
+        args.cond = cond;
+        args.src0 = src0;
+        args.src1 = src1;
+        args.dst = dst;
+        args.n = c.n;
+        args.rows = c.rows;
+        args.cond_stride = c.stride[0];
+        args.src0_stride = c.stride[1];
+        args.src1_stride = c.stride[2];
+        args.dst_stride = c.stride[3];
+        fn(&args);
+    } else {
+        // The reference ISA: the reference kernel itself, checked against
+        // the naive oracle.
+        std::vector<uint8_t> naive(want.size());
+        std::memcpy(naive.data(), dst, dbytes);
+        naive_select(p, cond, a, b, naive.data());
+        si::ref_select(p, cond, a, b, dst, 1);
+        auto r = bytes_equal(dst, naive.data(), dbytes, c.w());
+        if (!r)
+            return r << " (ref_select vs the naive oracle)";
+    }
+    return bytes_equal(dst, want.data(), dbytes, c.w());
+}
+
+} // namespace selgraph_test
+
+#endif

@@ -1,0 +1,217 @@
+// Guard-page tests: every tensor is placed so that its last byte is right
+// before a PROT_NONE page (and, separately, its first byte right after
+// one). Any read or write outside a tensor, in a tail, a head of the
+// non-temporal kernels or a broadcast scalar, crashes the test binary:
+// that is the point. Every kernel pattern and every tail length
+// n = 1 .. 2 * unroll * lanes + 1 runs for each ISA and element size,
+// through the kernel ABI and through plan_select + execute_plan.
+#include "kernel_test_utils.hpp"
+
+namespace selgraph_test {
+namespace {
+
+using kernel_guard = isa_test;
+
+/// One guarded region per operand.
+struct guard_set {
+    std::unique_ptr<guarded_mem> m[4];
+    explicit guard_set(size_t capacity) {
+        for (auto &x : m)
+            x = std::make_unique<guarded_mem>(capacity);
+    }
+    bool ok() const {
+        for (const auto &x : m)
+            if (!x->ok())
+                return false;
+        return true;
+    }
+    uint8_t *place(int op, size_t bytes, bool at_end) {
+        return at_end ? m[op]->at_end(bytes) : m[op]->at_begin();
+    }
+    /// Random contents for the whole regions.
+    void fill(std::mt19937_64 &g) {
+        fill_cond(m[0]->at_begin(), m[0]->capacity(), g);
+        for (int op = 1; op < 4; ++op)
+            fill_bytes(m[op]->at_begin(), m[op]->capacity(), g);
+    }
+};
+
+std::vector<si::kernel_key> guard_keys(si::kernel_isa isa, int w, int unroll) {
+    std::vector<si::kernel_key> keys;
+    for (int cs = 0; cs < 2; ++cs)
+        for (int inv = 0; inv < 2; ++inv) {
+            if (cs && inv)
+                continue;
+            for (int as = 0; as < 2; ++as)
+                for (int bs = 0; bs < 2; ++bs)
+                    for (int nt = 0; nt < 2; ++nt) {
+                        si::kernel_key k {};
+                        k.isa = isa;
+                        k.elem_size = static_cast<uint8_t>(w);
+                        k.cond_scalar = static_cast<uint8_t>(cs);
+                        k.invert_cond = static_cast<uint8_t>(inv);
+                        k.src0_scalar = static_cast<uint8_t>(as);
+                        k.src1_scalar = static_cast<uint8_t>(bs);
+                        k.nt_stores = static_cast<uint8_t>(nt);
+                        k.unroll = static_cast<uint8_t>(unroll);
+                        keys.push_back(k);
+                    }
+        }
+    return keys;
+}
+
+TEST_P(kernel_guard, KernelAbiEveryPatternEveryTail) {
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 1, 2, 4 })
+        for (int unroll : { 4, 1 }) {
+            const auto keys = guard_keys(kisa(), w, unroll);
+            std::vector<std::shared_ptr<const si::select_kernel>> kernels;
+            for (const auto &k : keys)
+                kernels.push_back(jit() ? si::create_jit_select_kernel(k)
+                                        : nullptr);
+            const uint64_t nmax = 2 * unroll * lanes(w) + 1;
+            const uint64_t rows = 2;
+            guard_set gs(rows * nmax * 4);
+            ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+            for (uint64_t n = 1; n <= nmax; ++n) {
+                gs.fill(g);
+                for (size_t ki = 0; ki < keys.size(); ++ki)
+                    for (bool at_end : { true, false }) {
+                        abi_case c;
+                        c.key = keys[ki];
+                        c.n = n;
+                        c.rows = rows;
+                        // Dense rows; a scalar operand has one element per
+                        // row.
+                        const int64_t wn = static_cast<int64_t>(n) * w;
+                        c.stride[0] =
+                                c.key.cond_scalar ? 1 : static_cast<int64_t>(n);
+                        c.stride[1] = c.key.src0_scalar ? w : wn;
+                        c.stride[2] = c.key.src1_scalar ? w : wn;
+                        c.stride[3] = wn;
+                        uint8_t *p[4];
+                        for (int op = 0; op < 4; ++op)
+                            p[op] = gs.place(op, c.bytes(op), at_end);
+                        const auto fn =
+                                kernels[ki] ? kernels[ki]->fn() : nullptr;
+                        KT_EXPECT(fails,
+                                  run_abi_case(c, fn, p[0], p[1], p[2], p[3]),
+                                  c.str()
+                                          + (at_end ? " (tensors end at a "
+                                                      "guard page)"
+                                                    : " (tensors start at a "
+                                                      "guard page)"));
+                    }
+            }
+        }
+}
+
+TEST_P(kernel_guard, PlanEveryBroadcastPatternEveryTail) {
+    // The dispatcher's kernels on the folded problems of the broadcast
+    // patterns, each tensor against a guard page, with 2 threads and the
+    // non-temporal variant on every other length.
+    auto &g = rng();
+    int fails = 0;
+    struct pat {
+        const char *name;
+        dims_t c, a, b;
+    };
+    for (int w : { 4, 2, 1 }) {
+        const int64_t nmax = 2 * 4 * lanes(w) + 1;
+        const int64_t r = 2;
+        // Largest operand: [2,3,r,n].
+        guard_set gs(static_cast<size_t>(6 * r * nmax * w));
+        ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+        for (int64_t n = 1; n <= nmax; ++n) {
+            const std::vector<pat> pats = {
+                { "all_vector", { r, n }, { r, n }, { r, n } },
+                { "cond_per_row", { r, 1 }, { r, n }, { r, n } },
+                { "cond_0d", {}, { r, n }, { r, n } },
+                { "cond_row_vector", { n }, { r, n }, { r, n } },
+                { "src0_row_vector", { r, n }, { n }, { r, n } },
+                { "src0_0d", { r, n }, {}, { r, n } },
+                { "src1_0d", { r, n }, { r, n }, {} },
+                { "src0_per_row", { r, n }, { r, 1 }, { r, n } },
+                { "outer_product_srcs", { r, n }, { r, 1 }, { 1, n } },
+                { "cond_per_row_src1_0d", { r, 1 }, { r, n }, {} },
+                { "cond_0d_src0_0d", {}, {}, { r, n } },
+                { "attention_mask", { 1, 1, r, n }, { 2, 3, r, n }, {} },
+            };
+            // Both sources scalar along the row: explicit stride-0 rows.
+            nd_spec both;
+            both.w = w;
+            for (int op = 0; op < 3; ++op)
+                both.in[op] = { r, n };
+            both.strides[1] = { 1, 0 };
+            both.strides[2] = { 0, 0 };
+            std::vector<std::pair<std::string, si::select_nd>> probs;
+            for (const auto &pt : pats)
+                probs.emplace_back(pt.name, make_nd(pt.c, pt.a, pt.b, w));
+            probs.emplace_back("both_src_stride0", make_nd(both));
+            gs.fill(g);
+            for (const auto &pr : probs) {
+                const si::select_nd &p = pr.second;
+                const pat pt { pr.first.c_str(), {}, {}, {} };
+                const si::select_plan plan = si::plan_select(
+                        p, n % 2 ? si::nt_threshold_bytes() : 0);
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()),
+                          std::string(pt.name) + " " + nd_str(p));
+                for (bool at_end : { true, false }) {
+                    const void *ptr[4];
+                    for (int op = 0; op < 4; ++op)
+                        ptr[op] = gs.place(op, span_bytes(p, op), at_end);
+                    auto *dst = static_cast<uint8_t *>(
+                            const_cast<void *>(ptr[si::op_dst]));
+                    const size_t dbytes = span_bytes(p, si::op_dst);
+                    std::vector<uint8_t> want(dst, dst + dbytes);
+                    si::ref_select(p, ptr[0], ptr[1], ptr[2], want.data(), 1);
+                    si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, 2);
+                    KT_EXPECT(fails, bytes_equal(dst, want.data(), dbytes, w),
+                              std::string(pt.name) + " " + nd_str(p)
+                                      + (at_end ? " at end" : " at begin"));
+                }
+            }
+        }
+    }
+}
+
+TEST_P(kernel_guard, ReferenceKernelStridedAgainstGuards) {
+    // Problems that no JIT kernel takes (inner strides): the fallback must
+    // stay inside the tensors too.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 4, 2 })
+        for (int64_t n = 1; n <= 70; ++n) {
+            nd_spec s;
+            s.w = w;
+            for (int op = 0; op < 3; ++op)
+                s.in[op] = { 3, n };
+            s.strides[1] = { 2 * n, 2 };
+            s.strides[3] = { 3 * n, 3 };
+            const si::select_nd p = make_nd(s);
+            guard_set gs(static_cast<size_t>(9 * n * w + 64));
+            ASSERT_TRUE(gs.ok());
+            gs.fill(g);
+            const si::select_plan plan = si::plan_select(p, 0);
+            KT_EXPECT(fails, plan_takes(plan, kisa(), false), nd_str(p));
+            for (bool at_end : { true, false }) {
+                const void *ptr[4];
+                for (int op = 0; op < 4; ++op)
+                    ptr[op] = gs.place(op, span_bytes(p, op), at_end);
+                auto *dst = static_cast<uint8_t *>(
+                        const_cast<void *>(ptr[si::op_dst]));
+                const size_t dbytes = span_bytes(p, si::op_dst);
+                std::vector<uint8_t> want(dst, dst + dbytes);
+                naive_select(p, ptr[0], ptr[1], ptr[2], want.data());
+                si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, 2);
+                KT_EXPECT(fails, bytes_equal(dst, want.data(), dbytes, w),
+                          nd_str(p));
+            }
+        }
+}
+
+SELGRAPH_INSTANTIATE_PER_ISA(kernel_guard);
+
+} // namespace
+} // namespace selgraph_test
