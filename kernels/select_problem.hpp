@@ -30,7 +30,12 @@ struct select_nd {
     int64_t strides[n_operands][max_ndims] = {};
     int elem_size = 4; ///< bytes of a src/dst element; cond is 1 byte
 
+    /// Element count; 0 as soon as a dim is 0, so that the huge dims of an
+    /// empty tensor never overflow.
     int64_t nelems() const {
+        for (int i = 0; i < ndims; ++i)
+            if (dims[i] == 0)
+                return 0;
         int64_t n = 1;
         for (int i = 0; i < ndims; ++i)
             n *= dims[i];

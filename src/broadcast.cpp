@@ -38,6 +38,16 @@ select_folded fold_select(const select_nd &p) {
     const int64_t esize[n_operands] = { 1, p.elem_size, p.elem_size,
                                         p.elem_size };
 
+    if (p.nelems() == 0) {
+        // Empty: nothing to fold (and huge dims beside a 0 must not be
+        // multiplied). Execute returns before any kernel runs.
+        f.ndims = 1;
+        f.dims[0] = 0;
+        for (int i = 0; i < n_operands; ++i)
+            f.mode[i] = inner_mode::vector;
+        return f;
+    }
+
     // Innermost first; reversed at the end.
     int n = 0;
     int64_t dims[max_ndims];
