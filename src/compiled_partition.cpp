@@ -274,10 +274,7 @@ partition::compile(const std::vector<logical_tensor> &inputs,
             nd.strides[port][i] = (j < 0 || d[j] == 1) ? 0 : s[j];
         }
     }
-    size_t working_set = 0;
-    for (size_t m : cp->mem_size)
-        working_set += m;
-    cp->plan = plan_select(nd, working_set);
+    cp->plan = plan_select(nd, select_touched_bytes(nd));
 
     // In-place: src_0 with exactly dst's shape, type and layout.
     if (in_dims[1] == dst_dims
@@ -343,7 +340,9 @@ void compiled_partition::execute(stream &astream,
     // ports (Select(c, x, x)): each tensor takes the first free port with
     // its id, and a port left free shares the tensor of its id.
     auto bind = [&](const tensor &t, int first, int last) {
-        const logical_tensor lt = t.get_logical_tensor();
+        // Members, not getters: the getters copy and allocate, and execute
+        // must stay cheap for small tensors.
+        const logical_tensor &lt = t.lt_;
         int port = -1, known_port = -1;
         for (int i = first; i < last && port < 0; ++i) {
             if (cp.ports[i].get_id() != lt.get_id())
@@ -364,23 +363,22 @@ void compiled_partition::execute(stream &astream,
                  ": port ", select_port_names[known_port], " (logical tensor ",
                  lt.get_id(), ") is given twice");
         const char *pn = select_port_names[port];
-        const engine te = t.get_engine();
-        if (!te || te.get_kind() != cp.eng.get_kind())
+        if (!t.engine_ || t.engine_.get_kind() != cp.eng.get_kind())
             fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
                  ": port ", pn, " (logical tensor ", lt.get_id(),
                  ") tensor's engine is empty or not ",
                  "the compiled partition's kind");
-        if (lt.get_ndims() >= 0) {
-            const dims d = lt.get_dims();
-            const dims want = cp.ports[port].get_dims();
-            bool ok = d.size() == want.size();
-            for (size_t i = 0; ok && i < d.size(); ++i)
-                ok = d[i] < 0 || d[i] == want[i];
+        if (lt.ndims_ >= 0) {
+            const logical_tensor &want = cp.ports[port];
+            bool ok = lt.ndims_ == want.ndims_;
+            for (int i = 0; ok && i < lt.ndims_; ++i)
+                ok = lt.dims_[i] < 0 || lt.dims_[i] == want.dims_[i];
             if (!ok)
                 fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
                      ": port ", pn, " (logical tensor ", lt.get_id(),
-                     ") tensor has dims ", dims2str(d),
-                     " but was compiled with ", dims2str(want));
+                     ") tensor has dims ", dims2str(lt.dims_, lt.ndims_),
+                     " but was compiled with ",
+                     dims2str(want.dims_, want.ndims_));
         }
         if (!t.get_data_handle() && cp.mem_size[port] != 0)
             fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
@@ -417,11 +415,13 @@ void compiled_partition::execute(stream &astream,
 
     const int vlevel = verbose_level();
     const double t0 = vlevel ? now_ms() : 0.0;
-    execute_plan(cp.plan, cp.nd, handles[op_cond], handles[op_src0],
-                 handles[op_src1], const_cast<void *>(handles[op_dst]));
+    const select_kernel *used =
+            execute_plan(cp.plan, cp.nd, handles[op_cond], handles[op_src0],
+                         handles[op_src1], const_cast<void *>(handles[op_dst]));
     if (vlevel)
         verbose_print(std::string("selgraph_verbose,exec,cpu,select,")
-                      + cp.plan.impl_str() + "," + cp.plan.kernel_str() + ","
+                      + cp.plan.impl_str() + ","
+                      + (used ? used->name() : std::string("ref_nd")) + ","
                       + cp.verbose_desc + "," + std::to_string(now_ms() - t0));
 }
 

@@ -1,5 +1,6 @@
 #include "dispatch.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <unistd.h>
@@ -39,12 +40,39 @@ size_t llc_bytes() {
 
 } // namespace
 
-size_t nt_threshold_bytes() {
-    // Measured on a 32 MiB-L3 AMD EPYC (f32 and bf16, no broadcast): regular
-    // stores win up to ~7 MB of working set, non-temporal stores from ~14 MB
-    // (1.1-1.9x at 14-220 MB, as stores then skip the read-for-ownership).
-    static const size_t bytes = llc_bytes() / 3;
-    return bytes;
+size_t nt_threshold_bytes(int nthreads) {
+    // Measured with the benchmark suite on a 32 MiB-L3 AMD EPYC (2 cores),
+    // calls back to back on the same buffers, forcing one store kind or the
+    // other. While the bytes an execute touches stay in the L3, regular
+    // stores keep dst there; non-temporal stores send it to memory but skip
+    // the read-for-ownership. One core draws less from the L3 than two, so
+    // the crossover depends on the team: at 1 thread non-temporal stores win
+    // from about 20-25 MB (S7 bf16, 25 MB: 78 vs 50 GB/s; S8 bf16, 13 MB:
+    // 38 vs 72), at 2 threads only from about 40-50 MB (S5 f32, 34 MB: 80 vs
+    // 124 GB/s; S7 f32, 50 MB: 68 vs 44; S2, 100-200 MB: 1.3-1.4x).
+    static const size_t llc = llc_bytes();
+    return nthreads <= 1 ? llc / 5 * 3 : llc / 5 * 6;
+}
+
+size_t select_touched_bytes(const select_nd &p) {
+    if (p.nelems() == 0)
+        return 0;
+    size_t bytes[n_operands];
+    for (int i = 0; i < n_operands; ++i) {
+        int64_t elems = 1;
+        for (int d = 0; d < p.ndims; ++d)
+            if (p.strides[i][d] != 0)
+                elems *= p.dims[d];
+        bytes[i] = static_cast<size_t>(elems)
+                   * static_cast<size_t>(i == op_cond ? 1 : p.elem_size);
+    }
+    int inner = p.ndims - 1; // innermost dim where dst moves
+    while (inner >= 0 && p.dims[inner] == 1)
+        --inner;
+    const bool cond_per_row = inner >= 0 && p.strides[op_cond][inner] == 0;
+    const size_t srcs = cond_per_row ? std::max(bytes[op_src0], bytes[op_src1])
+                                     : bytes[op_src0] + bytes[op_src1];
+    return bytes[op_cond] + srcs + bytes[op_dst];
 }
 
 select_plan plan_select(const select_nd &p, size_t working_set) {
@@ -88,7 +116,8 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
         return kp;
     };
     plan.kernel = get(key);
-    if (working_set >= nt_threshold_bytes()) {
+    plan.working_set = working_set;
+    if (working_set >= nt_threshold_bytes(1)) {
         kernel_key knt = key;
         knt.nt_stores = 1;
         plan.kernel_nt = get(knt);

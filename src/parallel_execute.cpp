@@ -79,20 +79,43 @@ struct folded_runner {
 
 } // namespace
 
-void execute_plan(const select_plan &plan, const select_nd &p, const void *cond,
-                  const void *src0, const void *src1, void *dst, int nthreads) {
+int plan_threads(const select_plan &plan, int nthreads) {
+    const select_folded &f = plan.folded;
+    const int64_t nelems = f.rows() * f.inner();
+    const int64_t bytes = nelems > INT64_MAX / 16
+                                  ? INT64_MAX
+                                  : nelems * (1 + 3 * f.elem_size);
+    return static_cast<int>(std::min<int64_t>(
+            std::max(nthreads, 1),
+            std::max<int64_t>(1, bytes / min_bytes_per_thread)));
+}
+
+bool plan_uses_nt(const select_plan &plan, int nthreads) {
+    // The working set leaves the cache for this team (dispatch.cpp).
+    return plan.kernel_nt
+           && plan.working_set
+                      >= nt_threshold_bytes(plan_threads(plan, nthreads));
+}
+
+const select_kernel *execute_plan(const select_plan &plan, const select_nd &p,
+                                  const void *cond, const void *src0,
+                                  const void *src1, void *dst, int nthreads) {
     if (p.nelems() == 0)
-        return;
+        return nullptr;
     if (nthreads <= 0)
         nthreads = omp_get_max_threads();
     if (!plan.kernel) {
         ref_select(p, cond, src0, src1, dst, nthreads);
-        return;
+        return nullptr;
     }
     const select_folded &f = plan.folded;
     const int w = f.elem_size;
+    const int64_t inner = f.inner();
+    const int64_t rows = f.rows();
+    const int64_t nthr = plan_threads(plan, nthreads);
+    // The kernel aligns dst to vectors itself, from any element-aligned dst.
     const bool nt =
-            plan.kernel_nt
+            plan_uses_nt(plan, nthreads)
             && reinterpret_cast<uintptr_t>(dst) % static_cast<unsigned>(w) == 0;
     const int a = plan.swap ? op_src1 : op_src0;
     const int b = plan.swap ? op_src0 : op_src1;
@@ -105,17 +128,10 @@ void execute_plan(const select_plan &plan, const select_nd &p, const void *cond,
           static_cast<const char *>(dst) },
         { f.strides[op_cond], f.strides[a], f.strides[b], f.strides[op_dst] }
     };
-
-    const int64_t inner = f.inner();
-    const int64_t rows = f.rows();
-    const int64_t nelems = rows * inner;
-    const int64_t bytes =
-            nelems > INT64_MAX / 16 ? INT64_MAX : nelems * (1 + 3 * w);
-    const int64_t nthr = std::min<int64_t>(
-            nthreads, std::max<int64_t>(1, bytes / min_bytes_per_thread));
+    const select_kernel *used = nt ? plan.kernel_nt.get() : plan.kernel.get();
     if (nthr <= 1) {
         runner.run(0, rows, 0, inner);
-        return;
+        return used;
     }
 
     // Split rows into chunks only when there are too few rows to balance.
@@ -148,6 +164,7 @@ void execute_plan(const select_plan &plan, const select_nd &p, const void *cond,
             }
         }
     }
+    return used;
 }
 
 } // namespace impl

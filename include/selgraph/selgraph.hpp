@@ -125,6 +125,7 @@ public:
     bool is_equal(const logical_tensor &lt) const;
 
 private:
+    friend class compiled_partition; // checks tensors without copies
     size_t id_ = 0;
     data_type dtype_ = data_type::undef;
     layout_type ltype_ = layout_type::undef;
@@ -347,6 +348,7 @@ public:
     logical_tensor get_logical_tensor() const { return lt_; }
 
 private:
+    friend class compiled_partition; // checks tensors without copies
     logical_tensor lt_;
     engine engine_;
     void *handle_ = nullptr;
