@@ -1,0 +1,392 @@
+#!/usr/bin/env python3
+"""Turns selgraph_bench's Google Benchmark JSON into markdown tables and a plot.
+
+    report.py RESULTS.json [--md report.md] [--png performance.png]
+
+Every figure is a median over the run's repetitions. Ratios are taken within
+the run (same machine state, same buffers):
+  limit      best of limit_stream / limit_stream_nt (Select's byte mix over
+             dst's size; cache-resident for S1)
+  % limit    selgraph GB/s / limit GB/s
+  vs peer    selgraph GB/s / peer GB/s (> 1: selgraph is faster)
+GB/s for Select is effective: (cond + src_0 + src_1 as stored + dst) / time.
+"""
+
+import argparse
+import json
+import math
+import sys
+from collections import defaultdict
+
+ISAS = ["avx512", "avx2", "ref"]
+SG = ["selgraph_" + i for i in ISAS]
+PEERS = ["loop_rt", "loop_ct", "eigen", "onednn"]
+LIMITS = ["limit_stream", "limit_stream_nt"]
+TYPES = ["f32", "bf16", "f16"]
+
+# Targets (docs/performance.md).
+T_LIMIT = 0.85       # selgraph AVX-512 >= 85% of the same-run limit
+T_AVX2 = 0.75        # AVX2 within 25% of AVX-512 on memory-bound cases
+T_LAT_NS = 1000.0    # 1024-element execute < 1 us
+T_WARM_US = 5.0      # cache-hit compile < 5 us
+T_COLD_US = 200.0    # cold compile < 200 us
+MEMORY_BOUND = {"S2", "S3", "S4", "S5", "S6", "S7", "S8"}
+
+
+def base_name(run_name):
+    """Drops Google Benchmark's /min_time:.../repeats:.../real_time parts."""
+    return "/".join(p for p in run_name.split("/")
+                    if ":" not in p and p != "real_time")
+
+
+def load(path, stat="median"):
+    with open(path) as f:
+        doc = json.load(f)
+    med = {}      # name -> benchmark entry (median aggregate)
+    errors = {}   # name -> message
+    for b in doc.get("benchmarks", []):
+        name = base_name(b.get("run_name", b["name"]))
+        if b.get("error_occurred"):
+            errors[name] = b.get("error_message", "error")
+            continue
+        if b.get("run_type") == "aggregate":
+            if b.get("aggregate_name") == stat:
+                med[name] = b
+        elif name not in med:
+            med[name] = b  # a run without repetitions
+    return doc.get("context", {}), med, errors
+
+
+def to_us(b):
+    t = b["real_time"]
+    unit = b.get("time_unit", "ns")
+    return t * {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[unit]
+
+
+def gbps(b):
+    return b["bytes"] / (to_us(b) * 1e3)
+
+
+def fmt(x, spec="{:.1f}"):
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) \
+        else spec.format(x)
+
+
+def case_table(med, errors):
+    """rows[(threads, case, type)] = {impl: GB/s, ...} plus derived."""
+    rows = {}
+    for name, b in med.items():
+        parts = name.split("/")
+        if len(parts) != 4 or not parts[0].startswith("S"):
+            continue
+        case, typ, thr, impl = parts
+        key = (int(thr[1:]), case, typ)
+        r = rows.setdefault(key, {"gbps": {}, "us": {}, "label": {}})
+        r["gbps"][impl] = gbps(b)
+        r["us"][impl] = to_us(b)
+        r["label"][impl] = b.get("label", "")
+    for name, msg in errors.items():
+        parts = name.split("/")
+        if len(parts) == 4 and parts[0].startswith("S"):
+            key = (int(parts[2][1:]), parts[0], parts[1])
+            rows.setdefault(key, {"gbps": {}, "us": {}, "label": {}})
+            rows[key].setdefault("errors", {})[parts[3]] = msg
+    for r in rows.values():
+        g = r["gbps"]
+        lims = [g[k] for k in LIMITS if k in g]
+        r["limit"] = max(lims) if lims else None
+        peers = {k: g[k] for k in PEERS if k in g}
+        r["best_peer"] = max(peers, key=peers.get) if peers else None
+    return rows
+
+
+def case_key(c):
+    return int(c[1:]) if c[1:].isdigit() else 99
+
+
+def type_key(t):
+    return TYPES.index(t) if t in TYPES else 9
+
+
+def markdown_cases(rows, threads):
+    keys = sorted((k for k in rows if k[0] == threads),
+                  key=lambda k: (case_key(k[1]), type_key(k[2])))
+    out = []
+    out.append(f"#### {threads} thread{'s' if threads > 1 else ''}\n")
+    hdr = ["case", "type", "limit", "memcpy", "AVX-512 µs", "AVX-512", "AVX2",
+           "ref", "loop_rt", "loop_ct", "eigen", "onednn", "AVX-512 % lim",
+           "AVX2 % lim", "ref % lim", "AVX-512 × best peer", "AVX2 / AVX-512"]
+    out.append("| " + " | ".join(hdr) + " |")
+    out.append("|" + "---|" * len(hdr))
+    for k in keys:
+        r = rows[k]
+        g = r["gbps"]
+        a5 = g.get("selgraph_avx512")
+        a2 = g.get("selgraph_avx2")
+        lim = r["limit"]
+        bp = r["best_peer"]
+        cells = [k[1], k[2], fmt(lim), fmt(g.get("memcpy")),
+                 fmt(r["us"].get("selgraph_avx512"), "{:.0f}"), fmt(a5),
+                 fmt(a2), fmt(g.get("selgraph_ref"))]
+        for p in PEERS:
+            v = g.get(p)
+            cells.append(fmt(v) if v is not None else
+                         ("n/a" if p in r.get("errors", {}) else "—"))
+        for impl in SG:
+            v = g.get(impl)
+            cells.append(fmt(100 * v / lim, "{:.0f}%") if v and lim else "—")
+        pb = a5 / g[bp] if a5 and bp else None
+        p2 = a2 / a5 if a2 and a5 else None
+        cells.append((fmt(pb, "{:.2f}") + f" ({bp})") if pb else "—")
+        cells.append(fmt(100 * p2, "{:.0f}%") if p2 else "—")
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return "\n".join(out)
+
+
+def markdown_peer_ratios(rows):
+    """Every selgraph figure / every peer's, per case, type and threads."""
+    short = {"loop_rt": "rt", "loop_ct": "ct", "eigen": "eigen",
+             "onednn": "onednn"}
+    hdr = ["case", "type", "threads"]
+    for impl in SG:
+        for p in PEERS:
+            hdr.append(f"{impl.replace('selgraph_', '')} / {short[p]}")
+    out = ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
+    for k in sorted(rows, key=lambda k: (case_key(k[1]), type_key(k[2]),
+                                         k[0])):
+        g = rows[k]["gbps"]
+        cells = [k[1], k[2], str(k[0])]
+        for impl in SG:
+            v = g.get(impl)
+            for p in PEERS:
+                cells.append(fmt(v / g[p], "{:.2f}") if v and g.get(p)
+                             else "n/a")
+        out.append("| " + " | ".join(cells) + " |")
+    out.append("")
+    return "\n".join(out)
+
+
+def markdown_stores(rows):
+    """The AVX-512 kernel with its stores forced regular / non-temporal."""
+    out = ["| case | type | threads | dispatcher picks | AVX-512 | forced "
+           "regular | forced NT | best / AVX-512 |",
+           "|---|---|---|---|---|---|---|---|"]
+    for k in sorted(rows, key=lambda k: (k[0], case_key(k[1]),
+                                         type_key(k[2]))):
+        g = rows[k]["gbps"]
+        reg, nt = g.get("diag_avx512_regular"), g.get("diag_avx512_nt")
+        a5 = g.get("selgraph_avx512")
+        if reg is None and nt is None:
+            continue
+        label = rows[k]["label"].get("selgraph_avx512", "")
+        picks = "NT" if "stores=nt" in label else "regular"
+        best = max(v for v in (reg, nt) if v is not None)
+        out.append("| " + " | ".join([
+            k[1], k[2], str(k[0]), picks, fmt(a5), fmt(reg), fmt(nt),
+            fmt(best / a5, "{:.2f}") if a5 else "—"]) + " |")
+    out.append("")
+    return "\n".join(out)
+
+
+def markdown_latency(med):
+    lat = defaultdict(dict)
+    for name, b in med.items():
+        parts = name.split("/")
+        if parts[0] != "lat" or len(parts) != 5:
+            continue
+        _, typ, n, thr, impl = parts
+        lat[(int(n[1:]), int(thr[1:]))][impl] = to_us(b) * 1e3
+    out = ["| elements | threads | AVX-512 ns | AVX2 ns | ref ns | "
+           "plain loop ns (no API) | AVX-512 − loop ns |",
+           "|---|---|---|---|---|---|---|"]
+    loops = {n: v.get("loop_serial") for (n, t), v in lat.items() if t == 1}
+    for (n, t) in sorted(lat):
+        v = lat[(n, t)]
+        lp = loops.get(n)
+        a5 = v.get("selgraph_avx512")
+        out.append("| " + " | ".join([
+            str(n), str(t), fmt(a5, "{:.0f}"),
+            fmt(v.get("selgraph_avx2"), "{:.0f}"),
+            fmt(v.get("selgraph_ref"), "{:.0f}"), fmt(lp, "{:.0f}"),
+            fmt(a5 - lp if a5 is not None and lp is not None else None,
+                "{:.0f}")]) + " |")
+    out.append("")
+    return "\n".join(out), lat
+
+
+def markdown_compile(med):
+    comp = defaultdict(dict)
+    for name, b in med.items():
+        parts = name.split("/")
+        if parts[0] != "compile" or len(parts) != 5:
+            continue
+        _, case, typ, impl, mode = parts
+        comp[(case, typ, impl)][mode] = to_us(b)
+        comp[(case, typ, impl)]["label"] = b.get("label", "")
+    out = ["| case | type | ISA | cold µs (JIT) | warm µs (cache hit) | "
+           "kernels |", "|---|---|---|---|---|---|"]
+    for k in sorted(comp, key=lambda k: (case_key(k[0]), k[2])):
+        v = comp[k]
+        label = v.get("label", "").split(" [")[0]
+        out.append("| " + " | ".join([
+            k[0], k[1], k[2].replace("selgraph_", ""),
+            fmt(v.get("cold"), "{:.1f}"), fmt(v.get("warm"), "{:.2f}"),
+            "`" + label.replace("|", "\\|") + "`"]) + " |")
+    out.append("")
+    return "\n".join(out), comp
+
+
+def targets(rows, lat, comp):
+    """Lines naming each missed target and by how much."""
+    miss = []
+    for k in sorted(rows, key=lambda k: (k[0], case_key(k[1]), k[2])):
+        thr, case, typ = k
+        r = rows[k]
+        g = r["gbps"]
+        a5, a2, lim = (g.get("selgraph_avx512"), g.get("selgraph_avx2"),
+                       r["limit"])
+        tag = f"{case} {typ} {thr}t"
+        if a5 and lim and a5 < T_LIMIT * lim:
+            miss.append(f"- {tag}: AVX-512 {a5:.1f} GB/s = "
+                        f"{100 * a5 / lim:.0f}% of the limit {lim:.1f} "
+                        f"(target 85%)")
+        for p in PEERS:
+            if a5 and g.get(p) and a5 < g[p]:
+                miss.append(f"- {tag}: AVX-512 {a5:.1f} GB/s is slower than "
+                            f"{p} {g[p]:.1f} ({a5 / g[p]:.2f}×)")
+        if case in MEMORY_BOUND and a5 and a2 and a2 < T_AVX2 * a5:
+            miss.append(f"- {tag}: AVX2 {a2:.1f} GB/s = {100 * a2 / a5:.0f}% "
+                        f"of AVX-512 (target ≥ 75%)")
+    for (n, t), v in sorted(lat.items()):
+        if n == 1024 and v.get("selgraph_avx512", 0) > T_LAT_NS:
+            miss.append(f"- execute of 1024 f32 at {t}t: "
+                        f"{v['selgraph_avx512']:.0f} ns (target < 1000 ns)")
+    for k, v in sorted(comp.items()):
+        if k[2] == "selgraph_ref":
+            continue
+        if v.get("warm", 0) > T_WARM_US:
+            miss.append(f"- warm compile {k[0]} {k[2]}: {v['warm']:.2f} µs "
+                        f"(target < 5 µs)")
+        if v.get("cold", 0) > T_COLD_US:
+            miss.append(f"- cold compile {k[0]} {k[2]}: {v['cold']:.1f} µs "
+                        f"(target < 200 µs)")
+    return miss
+
+
+def plot(rows, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("report.py: matplotlib missing, no plot", file=sys.stderr)
+        return False
+    threads = sorted({k[0] for k in rows})
+    types = [t for t in TYPES if any(k[2] == t for k in rows)]
+    impls = SG + PEERS
+    colors = {"selgraph_avx512": "#1f4e9c", "selgraph_avx2": "#5b8fd9",
+              "selgraph_ref": "#a9c4ec", "loop_rt": "#c9a227",
+              "loop_ct": "#e07b00", "eigen": "#7a9a3a", "onednn": "#b0413e"}
+    fig, axes = plt.subplots(len(types), len(threads),
+                             figsize=(5.5 * len(threads), 2.6 * len(types)),
+                             squeeze=False, sharey="row")
+    width = 0.8 / len(impls)
+    for i, typ in enumerate(types):
+        for j, thr in enumerate(threads):
+            ax = axes[i][j]
+            cases = sorted({k[1] for k in rows
+                            if k[0] == thr and k[2] == typ}, key=case_key)
+            for n, impl in enumerate(impls):
+                xs, ys = [], []
+                for x, c in enumerate(cases):
+                    v = rows[(thr, c, typ)]["gbps"].get(impl)
+                    if v is not None:
+                        xs.append(x - 0.4 + (n + 0.5) * width)
+                        ys.append(v)
+                ax.bar(xs, ys, width, label=impl.replace("selgraph_", "sg "),
+                       color=colors[impl])
+            for x, c in enumerate(cases):
+                lim = rows[(thr, c, typ)]["limit"]
+                if lim:
+                    ax.hlines(lim, x - 0.45, x + 0.45, colors="black",
+                              linewidth=1.5,
+                              label="limit" if x == 0 else None)
+            ax.set_xticks(range(len(cases)))
+            ax.set_xticklabels(cases, fontsize=8)
+            ax.tick_params(axis="y", labelsize=8)
+            ax.set_title(f"{typ}, {thr} thread{'s' if thr > 1 else ''}",
+                         fontsize=9)
+            if j == 0:
+                ax.set_ylabel("effective GB/s", fontsize=8)
+            ax.grid(axis="y", alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels),
+               fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    fig.savefig(path, dpi=72)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("json")
+    ap.add_argument("--md", help="markdown output (default: stdout)")
+    ap.add_argument("--png", help="plot output")
+    ap.add_argument("--stat", default="median", choices=["median", "min"],
+                    help="which aggregate of the repetitions (min: the best "
+                    "repetition's time, for a busy machine)")
+    args = ap.parse_args()
+    ctx, med, errors = load(args.json, args.stat)
+    rows = case_table(med, errors)
+    md = []
+    md.append(f"Run: {ctx.get('date', '?')}, {ctx.get('cpu_model', '?')}, "
+              f"{ctx.get('num_cpus', '?')} CPUs, oneDNN {ctx.get('onednn')}, "
+              f"Eigen {ctx.get('eigen')}, {ctx.get('compiler')}, "
+              f"{ctx.get('reps')} repetitions of ≥ {ctx.get('min_time_s')} s, "
+              f"{'medians' if args.stat == 'median' else 'best repetition'}"
+              ".\n")
+    md.append("### Select suite, effective GB/s\n")
+    md.append("Effective GB/s, median. `limit`: best of the stream kernel "
+              "with regular and non-temporal stores (moved GB/s); `memcpy`: "
+              "read + write GB/s of a dst-sized memcpy; `% lim`: selgraph / "
+              "limit; `× best peer`: selgraph AVX-512 / the fastest peer; "
+              "n/a: the peer cannot run this type.\n")
+    for t in sorted({k[0] for k in rows}):
+        md.append(markdown_cases(rows, t))
+    md.append("### Every selgraph figure vs every peer (GB/s ratio, > 1: "
+              "selgraph faster)\n")
+    md.append(markdown_peer_ratios(rows))
+    md.append("### Store choice (diagnostic): the AVX-512 kernel with "
+              "regular vs non-temporal stores\n")
+    md.append("`picks`: the store kind execute chose for that team: "
+              "non-temporal when the bytes an execute touches reach "
+              "nt_threshold_bytes(threads).\n")
+    md.append(markdown_stores(rows))
+    lat_md, lat = markdown_latency(med)
+    md.append("### Latency: execute of tiny f32 tensors (median per call)\n")
+    md.append(lat_md)
+    comp_md, comp = markdown_compile(med)
+    md.append("### Compile time (partition::compile, median)\n")
+    md.append(comp_md)
+    miss = targets(rows, lat, comp)
+    md.append("### Targets missed in this run\n")
+    md.append("\n".join(miss) if miss else "None.")
+    md.append("")
+    if errors:
+        md.append("### Not measured\n")
+        for name, msg in sorted(errors.items()):
+            md.append(f"- `{name}`: {msg}")
+        md.append("")
+    text = "\n".join(md)
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write(text)
+    else:
+        print(text)
+    if args.png:
+        plot(rows, args.png)
+
+
+if __name__ == "__main__":
+    main()
