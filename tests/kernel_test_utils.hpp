@@ -50,6 +50,23 @@ namespace selgraph_test {
 namespace sg = selgraph;
 namespace si = selgraph::impl;
 
+/// A kernel key from its fields, in kernel_key's order.
+inline si::kernel_key make_key(si::kernel_isa isa, int elem_size,
+                               int cond_scalar, int invert_cond,
+                               int src0_scalar, int src1_scalar, int nt,
+                               int unroll) {
+    si::kernel_key k {};
+    k.isa = isa;
+    k.elem_size = static_cast<uint8_t>(elem_size);
+    k.cond_scalar = static_cast<uint8_t>(cond_scalar);
+    k.invert_cond = static_cast<uint8_t>(invert_cond);
+    k.src0_scalar = static_cast<uint8_t>(src0_scalar);
+    k.src1_scalar = static_cast<uint8_t>(src1_scalar);
+    k.nt_stores = static_cast<uint8_t>(nt);
+    k.unroll = static_cast<uint8_t>(unroll);
+    return k;
+}
+
 // ---------------------------------------------------------------------------
 // The ISA parameter.
 
@@ -121,6 +138,14 @@ private:
             ::testing::Values(::selgraph::cpu_isa::avx512_core,                \
                               ::selgraph::cpu_isa::avx2,                       \
                               ::selgraph::cpu_isa::none),                      \
+            ::selgraph_test::isa_param_name())
+
+// Suites about generated code only: the JIT ISAs, without the reference.
+#define SELGRAPH_INSTANTIATE_PER_JIT_ISA(suite)                                \
+    INSTANTIATE_TEST_SUITE_P(                                                  \
+            Isa, suite,                                                        \
+            ::testing::Values(::selgraph::cpu_isa::avx512_core,                \
+                              ::selgraph::cpu_isa::avx2),                      \
             ::selgraph_test::isa_param_name())
 
 /// Reports a failing check and keeps going, up to a budget per test.

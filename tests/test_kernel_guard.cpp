@@ -45,16 +45,8 @@ std::vector<si::kernel_key> guard_keys(si::kernel_isa isa, int w, int unroll) {
             for (int as = 0; as < 2; ++as)
                 for (int bs = 0; bs < 2; ++bs)
                     for (int nt = 0; nt < 2; ++nt) {
-                        si::kernel_key k {};
-                        k.isa = isa;
-                        k.elem_size = static_cast<uint8_t>(w);
-                        k.cond_scalar = static_cast<uint8_t>(cs);
-                        k.invert_cond = static_cast<uint8_t>(inv);
-                        k.src0_scalar = static_cast<uint8_t>(as);
-                        k.src1_scalar = static_cast<uint8_t>(bs);
-                        k.nt_stores = static_cast<uint8_t>(nt);
-                        k.unroll = static_cast<uint8_t>(unroll);
-                        keys.push_back(k);
+                        keys.push_back(
+                                make_key(isa, w, cs, inv, as, bs, nt, unroll));
                     }
         }
     return keys;
