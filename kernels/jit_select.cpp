@@ -354,10 +354,6 @@ private:
         kmovq(k_tail_, reg_tmp2_);
     }
 
-    void broadcast_scalar(const Vmm &v, const Reg64 &base) {
-        broadcast_lanes(v, base);
-    }
-
     void generate() {
         // Preamble.
         push(rbx);
@@ -399,9 +395,9 @@ private:
     void row_cond_vector() {
         // Scalar sources are broadcast once per row.
         if (key_.src0_scalar)
-            broadcast_scalar(vmm_scalar_a_, reg_src0_);
+            broadcast_lanes(vmm_scalar_a_, reg_src0_);
         if (key_.src1_scalar)
-            broadcast_scalar(vmm_scalar_b_, reg_src1_);
+            broadcast_lanes(vmm_scalar_b_, reg_src1_);
         row_loop([&](int u, int off,
                      bool masked) { select_vector(u, off, masked); },
                  [&] { select_elem(); });
@@ -424,7 +420,7 @@ private:
 
     void row_copy(const Reg64 &src, bool scalar, const Vmm &vs) {
         if (scalar)
-            broadcast_scalar(vs, src);
+            broadcast_lanes(vs, src);
         row_loop(
                 [&](int u, int off, bool masked) {
                     copy_vector(src, scalar, vs, u, off, masked);

@@ -58,16 +58,9 @@ dims check_input(size_t op_id, int port, const logical_tensor &lt,
     return d;
 }
 
-// Element strides of `lt` (dense row-major unless strided with known
-// strides).
-dims strides_of(const logical_tensor &lt, const dims &d) {
-    if (lt.get_layout_type() == layout_type::strided) {
-        dims s = lt.get_strides();
-        if (std::all_of(s.begin(), s.end(), [](dim x) { return x >= 0; }))
-            return s;
-    }
-    // Dense row-major. Callers check element counts first; saturate anyway
-    // rather than overflow.
+// Dense row-major element strides. Callers check element counts first;
+// saturate anyway rather than overflow.
+dims dense_strides(const dims &d) {
     dims s(d.size());
     dim acc = 1;
     for (size_t i = d.size(); i-- > 0;) {
@@ -76,6 +69,17 @@ dims strides_of(const logical_tensor &lt, const dims &d) {
             acc = INT64_MAX;
     }
     return s;
+}
+
+// Element strides of `lt`: its own when strided with known strides, else
+// dense row-major.
+dims strides_of(const logical_tensor &lt, const dims &d) {
+    if (lt.get_layout_type() == layout_type::strided) {
+        dims s = lt.get_strides();
+        if (std::all_of(s.begin(), s.end(), [](dim x) { return x >= 0; }))
+            return s;
+    }
+    return dense_strides(d);
 }
 
 // True when no two elements of `d` with strides `s` share an offset. Checks
@@ -233,12 +237,8 @@ partition::compile(const std::vector<logical_tensor> &inputs,
             dst_strides = s;
         }
     }
-    if (dst_strides.empty() && !dst_dims.empty()) {
-        dst_strides =
-                strides_of(logical_tensor(out.get_id(), out.get_data_type(),
-                                          dst_dims, layout_type::any),
-                           dst_dims);
-    }
+    if (dst_strides.empty())
+        dst_strides = dense_strides(dst_dims);
     cp->ports[op_dst] =
             dst_dims.empty() ? logical_tensor(out.get_id(), out.get_data_type(),
                                               dst_dims, layout_type::strided,
