@@ -13,3 +13,15 @@ if(SELGRAPH_SANITIZE)
     -fno-sanitize-recover=all)
   add_link_options(-fsanitize=${_sg_san})
 endif()
+
+# Registers `target` with ctest once per ISA cap, through the environment
+# variable (as ONEDNN_MAX_CPU_ISA would be used): tests <prefix>_isa_all,
+# <prefix>_isa_avx2 and <prefix>_isa_none.
+function(selgraph_add_test_per_isa prefix target)
+  foreach(isa ALL AVX2 NONE)
+    string(TOLOWER ${isa} isa_lc)
+    add_test(NAME ${prefix}_isa_${isa_lc} COMMAND ${target})
+    set_tests_properties(${prefix}_isa_${isa_lc} PROPERTIES
+      ENVIRONMENT "SELGRAPH_MAX_CPU_ISA=${isa};OMP_NUM_THREADS=2")
+  endforeach()
+endfunction()

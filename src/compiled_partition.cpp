@@ -82,25 +82,24 @@ dims strides_of(const logical_tensor &lt, const dims &d) {
     return dense_strides(d);
 }
 
-// True when no two elements of `d` with strides `s` share an offset. Checks
-// the sufficient condition that, with dims sorted by stride, each stride
-// exceeds the span of the dims inside it (every dense, padded or permuted
-// layout passes).
-bool non_overlapping(const dims &d, const dims &s) {
-    std::vector<std::pair<dim, dim>> v; // (stride, dim)
+// The dim of `d` (strides `s`) whose elements would share offsets with the
+// dims inside it, or -1 when none does. Checks the sufficient condition that,
+// with dims sorted by stride, each stride exceeds the span of the dims inside
+// it: every dense, padded or permuted layout passes, a stride 0 never does.
+int overlapping_dim(const dims &d, const dims &s) {
+    std::vector<std::pair<dim, int>> v; // (stride, dim index)
     for (size_t i = 0; i < d.size(); ++i)
         if (d[i] > 1)
-            v.emplace_back(s[i], d[i]);
+            v.emplace_back(s[i], static_cast<int>(i));
     std::sort(v.begin(), v.end());
     int64_t span = 0; // max offset reached by the dims so far
-    for (const auto &sd : v) {
-        if (sd.first <= span)
-            return false;
+    for (const auto &si : v) {
         int64_t ext;
-        if (!mul_ok(sd.first, sd.second - 1, ext) || !add_ok(span, ext, span))
-            return false;
+        if (si.first <= span || !mul_ok(si.first, d[si.second] - 1, ext)
+            || !add_ok(span, ext, span))
+            return si.second;
     }
-    return true;
+    return -1;
 }
 
 const logical_tensor *find_id(const std::vector<logical_tensor> &lts,
@@ -223,17 +222,14 @@ partition::compile(const std::vector<logical_tensor> &inputs,
                  dims2str(dst_dims), " have negative or partly unknown ",
                  "strides ", dims2str(s));
         if (known) {
-            for (size_t i = 0; i < s.size(); ++i)
-                if (s[i] == 0 && dst_dims[i] > 1)
-                    fail(status::invalid_shape, "Select op ", o.id,
-                         ": port dst (logical tensor ", out.get_id(), ") dims ",
-                         dims2str(dst_dims), " have stride 0 in dimension ", i,
-                         ": dst elements may not overlap");
-            if (!non_overlapping(dst_dims, s))
+            const int bad = overlapping_dim(dst_dims, s);
+            if (bad >= 0)
                 fail(status::invalid_shape, "Select op ", o.id,
                      ": port dst (logical tensor ", out.get_id(), ") dims ",
                      dims2str(dst_dims), " with strides ", dims2str(s),
-                     " overlap: each dst element needs its own memory");
+                     " overlap: dimension ", bad, " has stride ", s[bad],
+                     ", within the span of the dims inside it; each dst ",
+                     "element needs its own memory");
             dst_strides = s;
         }
     }
@@ -398,13 +394,13 @@ void compiled_partition::execute(stream &astream,
         bind(t, 0, 3);
     bind(outputs[0], 3, 4);
     for (int port = 0; port < n_operands; ++port) {
-        for (int other = 0; other < 3 && !seen[port] && port < 3; ++other) {
-            if (seen[other]
+        // A free input port shares the tensor bound to another port of its id.
+        for (int other = 0; port < op_dst && other < op_dst; ++other)
+            if (!seen[port] && seen[other]
                 && cp.ports[other].get_id() == cp.ports[port].get_id()) {
                 seen[port] = true;
                 handles[port] = handles[other];
             }
-        }
         if (!seen[port])
             fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
                  ": expects tensors for 3 input ports and 1 output port, got ",

@@ -90,11 +90,17 @@ int plan_threads(const select_plan &plan, int nthreads) {
             std::max<int64_t>(1, bytes / min_bytes_per_thread)));
 }
 
+namespace {
+
+// The store rule for a team of `team` threads (crossovers in dispatch.cpp).
+bool nt_for_team(const select_plan &plan, int team) {
+    return plan.kernel_nt && plan.working_set >= nt_threshold_bytes(team);
+}
+
+} // namespace
+
 bool plan_uses_nt(const select_plan &plan, int nthreads) {
-    // The working set leaves the cache for this team (dispatch.cpp).
-    return plan.kernel_nt
-           && plan.working_set
-                      >= nt_threshold_bytes(plan_threads(plan, nthreads));
+    return nt_for_team(plan, plan_threads(plan, nthreads));
 }
 
 const select_kernel *execute_plan(const select_plan &plan, const select_nd &p,
@@ -112,10 +118,10 @@ const select_kernel *execute_plan(const select_plan &plan, const select_nd &p,
     const int w = f.elem_size;
     const int64_t inner = f.inner();
     const int64_t rows = f.rows();
-    const int64_t nthr = plan_threads(plan, nthreads);
+    const int nthr = plan_threads(plan, nthreads);
     // The kernel aligns dst to vectors itself, from any element-aligned dst.
     const bool nt =
-            plan_uses_nt(plan, nthreads)
+            nt_for_team(plan, nthr)
             && reinterpret_cast<uintptr_t>(dst) % static_cast<unsigned>(w) == 0;
     const int a = plan.swap ? op_src1 : op_src0;
     const int b = plan.swap ? op_src0 : op_src1;
