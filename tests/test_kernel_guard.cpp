@@ -99,6 +99,25 @@ TEST_P(kernel_guard, KernelAbiEveryPatternEveryTail) {
         }
 }
 
+// Places the operands of `p` against the guard pages (ending at one, or
+// starting after one), runs `plan` and compares dst with what `oracle` writes
+// into a copy of the same dst bytes. A stray access crashes the test.
+template <typename Oracle>
+::testing::AssertionResult
+run_against_guards(guard_set &gs, const si::select_nd &p,
+                   const si::select_plan &plan, bool at_end, int w,
+                   const Oracle &oracle) {
+    const void *ptr[4];
+    for (int op = 0; op < 4; ++op)
+        ptr[op] = gs.place(op, span_bytes(p, op), at_end);
+    auto *dst = static_cast<uint8_t *>(const_cast<void *>(ptr[si::op_dst]));
+    const size_t dbytes = span_bytes(p, si::op_dst);
+    std::vector<uint8_t> want(dst, dst + dbytes);
+    oracle(p, ptr[0], ptr[1], ptr[2], want.data());
+    si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, 2);
+    return bytes_equal(dst, want.data(), dbytes, w);
+}
+
 TEST_P(kernel_guard, PlanEveryBroadcastPatternEveryTail) {
     // The dispatcher's kernels on the folded problems of the broadcast
     // patterns, each tensor against a guard page, with 2 threads and the
@@ -149,20 +168,17 @@ TEST_P(kernel_guard, PlanEveryBroadcastPatternEveryTail) {
                         p, n % 2 ? si::nt_threshold_bytes() : 0);
                 KT_EXPECT(fails, plan_takes(plan, kisa(), jit()),
                           std::string(pt.name) + " " + nd_str(p));
-                for (bool at_end : { true, false }) {
-                    const void *ptr[4];
-                    for (int op = 0; op < 4; ++op)
-                        ptr[op] = gs.place(op, span_bytes(p, op), at_end);
-                    auto *dst = static_cast<uint8_t *>(
-                            const_cast<void *>(ptr[si::op_dst]));
-                    const size_t dbytes = span_bytes(p, si::op_dst);
-                    std::vector<uint8_t> want(dst, dst + dbytes);
-                    si::ref_select(p, ptr[0], ptr[1], ptr[2], want.data(), 1);
-                    si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, 2);
-                    KT_EXPECT(fails, bytes_equal(dst, want.data(), dbytes, w),
-                              std::string(pt.name) + " " + nd_str(p)
-                                      + (at_end ? " at end" : " at begin"));
-                }
+                for (bool at_end : { true, false })
+                    KT_EXPECT(
+                            fails,
+                            run_against_guards(
+                                    gs, p, plan, at_end, w,
+                                    [](const si::select_nd &q, const void *c,
+                                       const void *a, const void *b, void *d) {
+                                        si::ref_select(q, c, a, b, d, 1);
+                                    }),
+                            std::string(pt.name) + " " + nd_str(p)
+                                    + (at_end ? " at end" : " at begin"));
             }
         }
     }
@@ -187,19 +203,11 @@ TEST_P(kernel_guard, ReferenceKernelStridedAgainstGuards) {
             gs.fill(g);
             const si::select_plan plan = si::plan_select(p, 0);
             KT_EXPECT(fails, plan_takes(plan, kisa(), false), nd_str(p));
-            for (bool at_end : { true, false }) {
-                const void *ptr[4];
-                for (int op = 0; op < 4; ++op)
-                    ptr[op] = gs.place(op, span_bytes(p, op), at_end);
-                auto *dst = static_cast<uint8_t *>(
-                        const_cast<void *>(ptr[si::op_dst]));
-                const size_t dbytes = span_bytes(p, si::op_dst);
-                std::vector<uint8_t> want(dst, dst + dbytes);
-                naive_select(p, ptr[0], ptr[1], ptr[2], want.data());
-                si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, 2);
-                KT_EXPECT(fails, bytes_equal(dst, want.data(), dbytes, w),
+            for (bool at_end : { true, false })
+                KT_EXPECT(fails,
+                          run_against_guards(gs, p, plan, at_end, w,
+                                             naive_select),
                           nd_str(p));
-            }
         }
 }
 
