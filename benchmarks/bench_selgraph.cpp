@@ -100,14 +100,14 @@ std::string selgraph_select::plan_label(cpu_isa isa) const {
     const si::select_nd nd = make_nd(dims_, type_, working_set);
     const si::scoped_isa_cap cap(isa);
     const si::select_plan plan = si::plan_select(nd, working_set);
-    // The store kind execute picks for the team set before this call.
-    return describe(plan) + " stores="
-           + (si::plan_uses_nt(plan, omp_get_max_threads()) ? "nt" : "regular");
+    // "auto": execute measures both store kinds (store_policy.hpp).
+    return describe(plan) + " stores=" + (plan.tuner ? "auto" : "regular");
 }
 
 struct selgraph_forced_stores::impl {
     si::select_nd nd;
     si::select_plan plan;
+    bool nt = false;
 };
 
 selgraph_forced_stores::selgraph_forced_stores(
@@ -119,13 +119,16 @@ selgraph_forced_stores::selgraph_forced_stores(
     // A working set of 0 never asks for non-temporal stores; one above any
     // cache always does (execute then uses them for a w-aligned dst).
     p->plan = si::plan_select(p->nd, nt ? size_t(1) << 50 : 0);
+    p->nt = nt;
     if (nt && !p->plan.kernel_nt)
         throw std::runtime_error("no non-temporal kernel for this plan");
     impl_ = std::move(p);
 }
 
 void selgraph_forced_stores::run(const operands &o) const {
-    si::execute_plan(impl_->plan, impl_->nd, o.cond, o.src0, o.src1, o.dst);
+    si::execute_plan(impl_->plan, impl_->nd, o.cond, o.src0, o.src1, o.dst, 0,
+                     impl_->nt ? si::store_override::nt
+                               : si::store_override::regular);
 }
 
 std::string selgraph_forced_stores::label() const {

@@ -50,7 +50,7 @@ private:
 /// Diagnostic, through selgraph's internal dispatch rather than the API:
 /// the kernel the dispatcher picks for `isa`, with its stores forced to
 /// regular (`nt` false) or non-temporal ones, whatever the working set. Shows
-/// what the store choice (dispatch.cpp, nt_threshold_bytes) costs per case.
+/// what the store choice (store_policy.hpp) costs per case.
 class selgraph_forced_stores {
 public:
     selgraph_forced_stores(const std::vector<int64_t> (&dims)[4], dtype t,

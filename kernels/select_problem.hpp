@@ -6,8 +6,9 @@
 // be the oracle of every folded JIT kernel.
 //
 // select_folded: the same problem after broadcast folding (src/broadcast.*):
-// an inner dim and up to max_ndims-1 outer dims, byte strides, and per
-// operand a mode along the inner dim (vector or scalar).
+// dims in dst's memory order, an inner dim (dst's contiguous one) and up to
+// max_ndims-1 outer dims, byte strides, and per operand a mode along the
+// inner dim (vector, scalar or transposed).
 #ifndef SELGRAPH_KERNELS_SELECT_PROBLEM_HPP
 #define SELGRAPH_KERNELS_SELECT_PROBLEM_HPP
 
@@ -48,6 +49,9 @@ enum class inner_mode : uint8_t {
     vector = 0,  ///< contiguous elements
     scalar = 1,  ///< one element for the whole row (broadcast, stride 0)
     strided = 2, ///< anything else: no JIT kernel, the reference runs it
+    /// Strided along the row but contiguous along the outer dim `tdim`:
+    /// moved through a transposed tile (src/parallel_execute.cpp).
+    transposed = 3,
 };
 
 struct select_folded {
@@ -60,6 +64,11 @@ struct select_folded {
     /// broadcast (stride 0) along a folded dim: for verbose and docs.
     uint8_t bcast_mask[max_ndims] = {};
     int elem_size = 4;
+    /// The outer dim (always ndims-2) along which every transposed operand
+    /// is contiguous; -1 when no operand is transposed.
+    int tdim = -1;
+
+    bool has_transposed() const { return tdim >= 0; }
 
     int64_t inner() const { return dims[ndims - 1]; }
     int64_t rows() const {

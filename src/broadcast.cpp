@@ -3,15 +3,22 @@
 // 1. Right-align cond, src_0 and src_1 to dst's rank; an operand's stride is
 //    0 along a dim where it is broadcast (select_nd already holds this).
 // 2. Drop every dim where dst is 1: no operand moves along it.
-// 3. Walk from the innermost dim outwards and merge dim i into the folded
+// 3. Order the remaining dims by dst's strides, outermost first (as PyTorch's
+//    TensorIterator reorders dims before coalescing). dst's strides never
+//    tie on a dim larger than 1 (compile rejects overlapping dst strides), so
+//    the order is dst's memory order: a channels-last, permuted or padded
+//    layout shared by every operand folds exactly like dense row-major.
+// 4. Walk from the innermost dim outwards and merge dim i into the folded
 //    dim j inside it when, for every operand, stride[i] == stride[j] * n[j].
 //    That holds exactly when the operand is contiguous across the two dims,
 //    or broadcast along both (0 == 0 * n): the 3-bit broadcast masks of the
 //    two dims are equal and the strides contiguous.
-// 4. The innermost folded dim is the kernel's row; along it each operand is
-//    a vector (stride = its element size), a scalar (stride 0) or strided
-//    (anything else, left to the reference kernel). The outer dims keep
-//    their byte strides, 0 where broadcast.
+// 5. The innermost folded dim is the kernel's row (dst's contiguous dim);
+//    along it each input is a vector (stride = its element size), a scalar
+//    (stride 0), transposed (strided along the row but contiguous along an
+//    outer dim, which becomes the row dim of a tile, placed right outside
+//    the inner dim) or strided (anything else, left to the reference
+//    kernel). The outer dims keep their byte strides, 0 where broadcast.
 //
 // Worked example (attention mask, f32): cond [1,1,256,256], src_0
 // [4,16,256,256], src_1 [1] (a 0-D -inf works the same), dst [4,16,256,256].
@@ -29,8 +36,37 @@
 //   scalar: 64 rows of 65536, the same mask row reused for every row.
 #include "broadcast.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace selgraph {
 namespace impl {
+
+namespace {
+
+// The outer dim along which the most inputs that are strided along the row
+// are contiguous (ties: more bytes), or -1 when none is.
+int pick_tdim(const select_folded &f, const int64_t *esize) {
+    const int nd = f.ndims;
+    int best = -1, best_n = 0, best_bytes = 0;
+    for (int j = 0; j + 1 < nd; ++j) {
+        int n = 0, bytes = 0;
+        for (int i = 0; i < op_dst; ++i)
+            if (f.mode[i] == inner_mode::strided
+                && f.strides[i][j] == esize[i]) {
+                ++n;
+                bytes += static_cast<int>(esize[i]);
+            }
+        if (n > best_n || (n == best_n && n > 0 && bytes > best_bytes)) {
+            best = j;
+            best_n = n;
+            best_bytes = bytes;
+        }
+    }
+    return best;
+}
+
+} // namespace
 
 select_folded fold_select(const select_nd &p) {
     select_folded f;
@@ -48,13 +84,23 @@ select_folded fold_select(const select_nd &p) {
         return f;
     }
 
+    // Dims larger than 1, in dst's memory order (outermost first); a stable
+    // sort keeps the logical order where strides tie.
+    int order[max_ndims];
+    int n_order = 0;
+    for (int d = 0; d < p.ndims; ++d)
+        if (p.dims[d] != 1)
+            order[n_order++] = d;
+    std::stable_sort(order, order + n_order, [&](int a, int b) {
+        return p.strides[op_dst][a] > p.strides[op_dst][b];
+    });
+
     // Innermost first; reversed at the end.
     int n = 0;
     int64_t dims[max_ndims];
     int64_t strides[n_operands][max_ndims];
-    for (int d = p.ndims - 1; d >= 0; --d) {
-        if (p.dims[d] == 1)
-            continue;
+    for (int k = n_order - 1; k >= 0; --k) {
+        const int d = order[k];
         bool merge = n > 0;
         for (int i = 0; i < n_operands && merge; ++i)
             merge = p.strides[i][d] * esize[i]
@@ -80,19 +126,40 @@ select_folded fold_select(const select_nd &p) {
     f.ndims = n;
     for (int j = 0; j < n; ++j) {
         f.dims[j] = dims[n - 1 - j];
-        uint8_t mask = 0;
-        for (int i = 0; i < n_operands; ++i) {
+        for (int i = 0; i < n_operands; ++i)
             f.strides[i][j] = strides[i][n - 1 - j];
-            if (i < op_dst && f.strides[i][j] == 0)
-                mask |= 1u << i;
-        }
-        f.bcast_mask[j] = mask;
     }
     for (int i = 0; i < n_operands; ++i) {
         const int64_t s = f.strides[i][n - 1];
         f.mode[i] = s == esize[i]             ? inner_mode::vector
                     : (s == 0 && i != op_dst) ? inner_mode::scalar
                                               : inner_mode::strided;
+    }
+
+    // Inputs strided along the row but contiguous along one outer dim run
+    // through transposed tiles: that dim moves right outside the inner dim
+    // (the order of the outer dims is only a loop order).
+    const int tdim =
+            f.mode[op_dst] == inner_mode::vector ? pick_tdim(f, esize) : -1;
+    if (tdim >= 0) {
+        for (int i = 0; i < op_dst; ++i)
+            if (f.mode[i] == inner_mode::strided
+                && f.strides[i][tdim] == esize[i])
+                f.mode[i] = inner_mode::transposed;
+        for (int j = tdim; j + 2 < n; ++j) {
+            std::swap(f.dims[j], f.dims[j + 1]);
+            for (int i = 0; i < n_operands; ++i)
+                std::swap(f.strides[i][j], f.strides[i][j + 1]);
+        }
+        f.tdim = n - 2;
+    }
+
+    for (int j = 0; j < n; ++j) {
+        uint8_t mask = 0;
+        for (int i = 0; i < op_dst; ++i)
+            if (f.strides[i][j] == 0)
+                mask |= 1u << i;
+        f.bcast_mask[j] = mask;
     }
     return f;
 }
@@ -118,9 +185,10 @@ std::string folded2str(const select_folded &f) {
         if (i)
             s += ":";
         s += opn[i];
-        s += f.mode[i] == inner_mode::vector   ? "v"
-             : f.mode[i] == inner_mode::scalar ? "s"
-                                               : "x";
+        s += f.mode[i] == inner_mode::vector       ? "v"
+             : f.mode[i] == inner_mode::scalar     ? "s"
+             : f.mode[i] == inner_mode::transposed ? "t"
+                                                   : "x";
     }
     return s;
 }

@@ -3,8 +3,12 @@
 #ifndef SELGRAPH_SRC_DISPATCH_HPP
 #define SELGRAPH_SRC_DISPATCH_HPP
 
+#include <memory>
+
 #include "kernel_cache.hpp"
+#include "kernels/jit_transpose.hpp"
 #include "kernels/select_problem.hpp"
+#include "store_policy.hpp"
 
 namespace selgraph {
 namespace impl {
@@ -12,9 +16,15 @@ namespace impl {
 struct select_plan {
     select_folded folded;
     kernel_isa isa = kernel_isa::ref;
-    bool swap = false;      ///< the kernel's src_0 is the user's src_1
-    kernel_ptr kernel;      ///< null: the reference kernel runs
-    kernel_ptr kernel_nt;   ///< non-temporal variant, for large outputs
+    bool swap = false;    ///< the kernel's src_0 is the user's src_1
+    kernel_ptr kernel;    ///< null: the reference kernel runs
+    kernel_ptr kernel_nt; ///< non-temporal variant, for large outputs
+    /// Chooses between kernel and kernel_nt (shared by the copies of a
+    /// compiled partition); set with kernel_nt.
+    std::shared_ptr<store_tuner> tuner;
+    /// Per operand (folded order), the transposing kernel of an operand
+    /// whose mode is transposed; null otherwise.
+    const transpose_kernel *transpose[n_operands] = {};
     size_t working_set = 0; ///< bytes an execute touches
     bool cache_hit = false; ///< every kernel came from the cache
 
@@ -27,14 +37,10 @@ struct select_plan {
 };
 
 /// Folds `p`, picks the ISA and the kernel variant. `working_set` is the
-/// bytes the op touches (select_touched_bytes), which decides whether
-/// non-temporal stores pay.
+/// bytes the op touches (select_touched_bytes): from nt_candidate_bytes()
+/// on, the plan also carries the non-temporal kernel and a store_tuner
+/// (store_policy.hpp).
 select_plan plan_select(const select_nd &p, size_t working_set);
-
-/// Bytes of working set from which an execute on `nthreads` threads uses
-/// non-temporal stores (measured; see dispatch.cpp). A plan carries the
-/// non-temporal kernel from the one-thread threshold on, the lowest.
-size_t nt_threshold_bytes(int nthreads = 1);
 
 /// Bytes one execute of `p` touches: every distinct element of cond, of the
 /// sources and of dst; where cond is constant along the rows (per-row or 0-D
@@ -45,17 +51,17 @@ size_t select_touched_bytes(const select_nd &p);
 /// one thread per 64 KiB moved, at least one.
 int plan_threads(const select_plan &plan, int nthreads);
 
-/// Does execute_plan use the non-temporal kernel on `nthreads` threads (for
-/// a dst aligned to its elements)?
-bool plan_uses_nt(const select_plan &plan, int nthreads);
+/// Store kinds an execute may be forced to (tests, benchmark diagnostics).
+enum class store_override { none, regular, nt };
 
 /// Runs a plan: the JIT kernel over threads, or the reference kernel.
-/// nthreads <= 0: the OpenMP default. Returns the kernel that ran (null:
-/// the reference kernel).
+/// nthreads <= 0: the OpenMP default. `stores` forces a store kind (nt only
+/// where the plan has kernel_nt); by default the policy decides. Returns
+/// the kernel that ran (null: the reference kernel).
 const select_kernel *execute_plan(const select_plan &plan, const select_nd &p,
                                   const void *cond, const void *src0,
-                                  const void *src1, void *dst,
-                                  int nthreads = 0);
+                                  const void *src1, void *dst, int nthreads = 0,
+                                  store_override stores = store_override::none);
 
 } // namespace impl
 } // namespace selgraph

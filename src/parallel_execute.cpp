@@ -4,7 +4,14 @@
 // cond bytes and dst bytes start on a cache line relative to the tensors'
 // bases and threads never share a dst cache line. Each thread hands the
 // kernel whole runs of rows along the innermost outer dim.
+//
+// A plan with transposed operands runs in tiles of R rows (the folded dim
+// tdim, along which those operands are contiguous) by C columns: each
+// transposed operand's tile is first transposed into a per-thread scratch
+// buffer (L1-resident), then the row kernel runs over the tile with that
+// operand read from the scratch.
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 
 #include <omp.h>
@@ -77,6 +84,106 @@ struct folded_runner {
     }
 };
 
+// Tiles of a plan with transposed operands (f.tdim == f.ndims - 2).
+struct tiled_runner {
+    static constexpr int64_t scratch_bytes = 32 * 1024;
+
+    const select_folded &f;
+    select_kernel_fn fn;
+    const char *base[n_operands];
+    const int64_t *stride[n_operands];
+    const transpose_kernel *tr[n_operands]; // null: not transposed
+    int64_t esize[n_operands];
+    int64_t tile_rows = 1, tile_cols = 1;
+    int64_t n_rb = 1, n_cb = 1, outer = 1;
+
+    tiled_runner(const select_folded &af, select_kernel_fn afn,
+                 const char *const *abase, const int64_t *const *astride,
+                 const transpose_kernel *const *atr)
+        : f(af)
+        , fn(afn) {
+        int64_t w_min = 8, w_sum = 0;
+        for (int i = 0; i < n_operands; ++i) {
+            base[i] = abase[i];
+            stride[i] = astride[i];
+            tr[i] = atr[i];
+            esize[i] = i == op_cond ? 1 : f.elem_size;
+            if (tr[i]) {
+                w_min = std::min(w_min, esize[i]);
+                w_sum += esize[i];
+            }
+        }
+        const int nd = f.ndims;
+        const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
+        // Each transposed read covers at least a cache line per column.
+        tile_rows = std::min(rows, std::max<int64_t>(16, 64 / w_min));
+        tile_cols = scratch_bytes / (tile_rows * w_sum) / 16 * 16;
+        tile_cols = std::min(inner, std::max<int64_t>(16, tile_cols));
+        n_rb = (rows + tile_rows - 1) / tile_rows;
+        n_cb = (inner + tile_cols - 1) / tile_cols;
+        for (int d = 0; d + 2 < nd; ++d)
+            outer *= f.dims[d];
+    }
+
+    int64_t items() const { return outer * n_rb * n_cb; }
+
+    // Tiles [i0, i1), in (outer, row block, column block) order.
+    void run(int64_t i0, int64_t i1) const {
+        alignas(64) char scratch[scratch_bytes + 3 * 64];
+        const int nd = f.ndims;
+        const int td = nd - 2, in = nd - 1;
+        for (int64_t it = i0; it < i1; ++it) {
+            int64_t o = it / (n_rb * n_cb);
+            const int64_t rem = it % (n_rb * n_cb);
+            const int64_t rb = rem / n_cb, cb = rem % n_cb;
+            const int64_t r0 = rb * tile_rows, c0 = cb * tile_cols;
+            const int64_t nr = std::min(tile_rows, f.dims[td] - r0);
+            const int64_t nc = std::min(tile_cols, f.dims[in] - c0);
+            int64_t off[n_operands];
+            for (int i = 0; i < n_operands; ++i)
+                off[i] = r0 * stride[i][td] + c0 * stride[i][in];
+            for (int d = td - 1; d >= 0; --d) {
+                const int64_t di = o % f.dims[d];
+                o /= f.dims[d];
+                for (int i = 0; i < n_operands; ++i)
+                    off[i] += di * stride[i][d];
+            }
+            const void *ptr[n_operands];
+            int64_t row_stride[n_operands];
+            char *sp = scratch;
+            for (int i = 0; i < n_operands; ++i) {
+                ptr[i] = base[i] + off[i];
+                row_stride[i] = stride[i][td];
+                if (!tr[i])
+                    continue;
+                transpose_call_args t;
+                t.src = ptr[i];
+                t.dst = sp;
+                t.rows = static_cast<uint64_t>(nr);
+                t.cols = static_cast<uint64_t>(nc);
+                t.src_ld = stride[i][in];
+                t.dst_ld = tile_cols * esize[i];
+                tr[i]->fn()(&t);
+                ptr[i] = sp;
+                row_stride[i] = t.dst_ld;
+                sp += (tile_rows * tile_cols * esize[i] + 63) / 64 * 64;
+            }
+            select_call_args a;
+            a.cond = ptr[op_cond];
+            a.src0 = ptr[op_src0];
+            a.src1 = ptr[op_src1];
+            a.dst = const_cast<void *>(ptr[op_dst]);
+            a.n = static_cast<uint64_t>(nc);
+            a.rows = static_cast<uint64_t>(nr);
+            a.cond_stride = row_stride[op_cond];
+            a.src0_stride = row_stride[op_src0];
+            a.src1_stride = row_stride[op_src1];
+            a.dst_stride = row_stride[op_dst];
+            fn(&a);
+        }
+    }
+};
+
 } // namespace
 
 int plan_threads(const select_plan &plan, int nthreads) {
@@ -91,55 +198,60 @@ int plan_threads(const select_plan &plan, int nthreads) {
 }
 
 namespace {
-
-// The store rule for a team of `team` threads (crossovers in dispatch.cpp).
-bool nt_for_team(const select_plan &plan, int team) {
-    return plan.kernel_nt && plan.working_set >= nt_threshold_bytes(team);
-}
-
-} // namespace
-
-bool plan_uses_nt(const select_plan &plan, int nthreads) {
-    return nt_for_team(plan, plan_threads(plan, nthreads));
-}
-
-const select_kernel *execute_plan(const select_plan &plan, const select_nd &p,
-                                  const void *cond, const void *src0,
-                                  const void *src1, void *dst, int nthreads) {
-    if (p.nelems() == 0)
-        return nullptr;
-    if (nthreads <= 0)
-        nthreads = omp_get_max_threads();
-    if (!plan.kernel) {
-        ref_select(p, cond, src0, src1, dst, nthreads);
-        return nullptr;
-    }
+// Runs the JIT kernel of `plan` (non-temporal variant if `nt`) over `nthr`
+// threads.
+const select_kernel *run_plan(const select_plan &plan, const void *cond,
+                              const void *src0, const void *src1, void *dst,
+                              int nthr, bool nt) {
     const select_folded &f = plan.folded;
-    const int w = f.elem_size;
     const int64_t inner = f.inner();
     const int64_t rows = f.rows();
-    const int nthr = plan_threads(plan, nthreads);
-    // The kernel aligns dst to vectors itself, from any element-aligned dst.
-    const bool nt =
-            nt_for_team(plan, nthr)
-            && reinterpret_cast<uintptr_t>(dst) % static_cast<unsigned>(w) == 0;
+    // The kernel's src_0 and src_1 slots hold the user's operands swapped
+    // where the plan says so.
     const int a = plan.swap ? op_src1 : op_src0;
     const int b = plan.swap ? op_src0 : op_src1;
-    const folded_runner runner {
-        f,
-        nt ? plan.kernel_nt->fn() : plan.kernel->fn(),
-        { static_cast<const char *>(cond),
-          static_cast<const char *>(plan.swap ? src1 : src0),
-          static_cast<const char *>(plan.swap ? src0 : src1),
-          static_cast<const char *>(dst) },
-        { f.strides[op_cond], f.strides[a], f.strides[b], f.strides[op_dst] }
+    const char *const base[n_operands] = {
+        static_cast<const char *>(cond),
+        static_cast<const char *>(plan.swap ? src1 : src0),
+        static_cast<const char *>(plan.swap ? src0 : src1),
+        static_cast<const char *>(dst)
     };
+    const int64_t *const strides[n_operands] = { f.strides[op_cond],
+                                                 f.strides[a], f.strides[b],
+                                                 f.strides[op_dst] };
+    const select_kernel_fn fn = nt ? plan.kernel_nt->fn() : plan.kernel->fn();
     const select_kernel *used = nt ? plan.kernel_nt.get() : plan.kernel.get();
+
+    if (f.has_transposed()) {
+        const transpose_kernel *const tr[n_operands] = {
+            plan.transpose[op_cond], plan.transpose[a], plan.transpose[b],
+            nullptr
+        };
+        const tiled_runner runner(f, fn, base, strides, tr);
+        const int64_t items = runner.items();
+        const int team = static_cast<int>(std::min<int64_t>(nthr, items));
+        if (team <= 1) {
+            runner.run(0, items);
+            return used;
+        }
+#pragma omp parallel num_threads(team)
+        {
+            const int64_t t = omp_get_thread_num();
+            const int64_t n = omp_get_num_threads();
+            runner.run(items * t / n, items * (t + 1) / n);
+        }
+        return used;
+    }
+
+    const folded_runner runner { f,
+                                 fn,
+                                 { base[0], base[1], base[2], base[3] },
+                                 { strides[0], strides[1], strides[2],
+                                   strides[3] } };
     if (nthr <= 1) {
         runner.run(0, rows, 0, inner);
         return used;
     }
-
     // Split rows into chunks only when there are too few rows to balance.
     int64_t csz = inner, cpr = 1;
     if (rows < items_per_thread * nthr) {
@@ -170,6 +282,57 @@ const select_kernel *execute_plan(const select_plan &plan, const select_nd &p,
             }
         }
     }
+    return used;
+}
+
+} // namespace
+
+namespace {
+
+// The store kind of one execute on `team` threads, and the tuner's ticket
+// when the policy times it.
+store_kind pick_stores(const select_plan &plan, int team, const void *dst,
+                       store_override stores, int &ticket) {
+    ticket = -1;
+    // The non-temporal kernel aligns dst to vectors itself, from any
+    // element-aligned dst.
+    if (!plan.kernel_nt
+        || reinterpret_cast<uintptr_t>(dst)
+                           % static_cast<unsigned>(plan.folded.elem_size)
+                   != 0
+        || stores == store_override::regular)
+        return store_kind::regular;
+    if (stores == store_override::nt || !plan.tuner)
+        return store_kind::nt;
+    return plan.tuner->start(team, ticket);
+}
+
+} // namespace
+
+const select_kernel *execute_plan(const select_plan &plan, const select_nd &p,
+                                  const void *cond, const void *src0,
+                                  const void *src1, void *dst, int nthreads,
+                                  store_override stores) {
+    if (p.nelems() == 0)
+        return nullptr;
+    if (nthreads <= 0)
+        nthreads = omp_get_max_threads();
+    if (!plan.kernel) {
+        ref_select(p, cond, src0, src1, dst, nthreads);
+        return nullptr;
+    }
+    const int nthr = plan_threads(plan, nthreads);
+    int ticket = -1;
+    const bool nt =
+            pick_stores(plan, nthr, dst, stores, ticket) == store_kind::nt;
+    const auto t0 = ticket >= 0 ? std::chrono::steady_clock::now()
+                                : std::chrono::steady_clock::time_point();
+    const select_kernel *used = run_plan(plan, cond, src0, src1, dst, nthr, nt);
+    if (ticket >= 0)
+        plan.tuner->finish(ticket,
+                           std::chrono::duration<double>(
+                                   std::chrono::steady_clock::now() - t0)
+                                   .count());
     return used;
 }
 

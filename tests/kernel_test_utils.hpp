@@ -514,19 +514,41 @@ inline std::vector<pattern> broadcast_patterns(int64_t r, int64_t n) {
     };
 }
 
-/// Is the JIT expected for `p` (with a JIT ISA in force)? Along the
-/// innermost dim where dst is not 1 every input must be contiguous or
-/// broadcast and dst contiguous; that dim starts the folded row.
+/// The dim where dst moves fastest: among dims larger than 1, the one with
+/// dst's smallest stride (the later one on a tie); -1 when every dim is 1.
+inline int dst_inner_dim(const si::select_nd &p) {
+    int best = -1;
+    for (int d = 0; d < p.ndims; ++d)
+        if (p.dims[d] != 1
+            && (best < 0
+                || p.strides[si::op_dst][d] <= p.strides[si::op_dst][best]))
+            best = d;
+    return best;
+}
+
+/// Is the JIT expected for `p` (with a JIT ISA in force)? Along dst's
+/// fastest dim (dst_inner_dim) dst must be contiguous and every input
+/// contiguous, broadcast, or "transposed": contiguous along one other dim,
+/// the same for every transposed input (it then runs in tiles).
 inline bool expect_jit_able(const si::select_nd &p) {
-    int d = p.ndims - 1;
-    while (d >= 0 && p.dims[d] == 1)
-        --d;
+    const int d = dst_inner_dim(p);
     if (d < 0)
         return true;
-    for (int i = 0; i < 3; ++i)
-        if (p.strides[i][d] != 0 && p.strides[i][d] != 1)
+    if (p.strides[si::op_dst][d] != 1)
+        return false;
+    int tdim = -1;
+    for (int i = 0; i < 3; ++i) {
+        if (p.strides[i][d] == 0 || p.strides[i][d] == 1)
+            continue;
+        int j = -1;
+        for (int k = 0; k < p.ndims; ++k)
+            if (k != d && p.dims[k] != 1 && p.strides[i][k] == 1)
+                j = k;
+        if (j < 0 || (tdim >= 0 && j != tdim))
             return false;
-    return p.strides[si::op_dst][d] == 1;
+        tdim = j;
+    }
+    return true;
 }
 
 /// The kernel key the dispatcher must pick for `p` (documented in
@@ -537,9 +559,7 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
     si::kernel_key k {};
     k.isa = isa;
     k.elem_size = static_cast<uint8_t>(p.elem_size);
-    int d = p.ndims - 1;
-    while (d >= 0 && p.dims[d] == 1)
-        --d;
+    const int d = dst_inner_dim(p);
     auto scalar = [&](int op) { return d >= 0 && p.strides[op][d] == 0; };
     k.cond_scalar = scalar(si::op_cond);
     k.src0_scalar = scalar(si::op_src0);
@@ -624,13 +644,17 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
                                                 const plan_run_opts &o,
                                                 std::mt19937_64 &g) {
     const si::select_plan plan = si::plan_select(p, o.working_set);
+    // A plan with a non-temporal kernel runs it (the store policy would
+    // start with regular stores).
+    const si::store_override stores =
+            plan.kernel_nt ? si::store_override::nt : si::store_override::none;
     const bool want_jit = isa != si::kernel_isa::ref && expect_jit_able(p);
     if (p.nelems() > 0) {
         auto r = plan_takes(plan, isa, want_jit);
         if (!r)
             return r;
         if (want_jit) {
-            const bool want_nt = o.working_set >= si::nt_threshold_bytes();
+            const bool want_nt = o.working_set >= si::nt_candidate_bytes();
             if (plan.kernel->key() != expected_key(p, isa, false))
                 return ::testing::AssertionFailure()
                        << "kernel " << plan.kernel->name() << ", expected "
@@ -638,7 +662,7 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
             if (want_nt != static_cast<bool>(plan.kernel_nt))
                 return ::testing::AssertionFailure()
                        << "working set " << o.working_set << " vs threshold "
-                       << si::nt_threshold_bytes() << " but kernel_nt is "
+                       << si::nt_candidate_bytes() << " but kernel_nt is "
                        << (plan.kernel_nt ? plan.kernel_nt->name() : "null");
             if (want_nt && plan.kernel_nt->key() != expected_key(p, isa, true))
                 return ::testing::AssertionFailure()
@@ -658,7 +682,7 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
         si::ref_select(p, b.cond.data(), src0_copy.data(), b.src1.data(),
                        want.data(), 1);
         si::execute_plan(plan, p, b.cond.data(), b.src0.data(), b.src1.data(),
-                         b.src0.data(), o.nthreads);
+                         b.src0.data(), o.nthreads, stores);
         auto r = bytes_equal(b.src0.data(), want.data(), dbytes, p.elem_size);
         if (!r)
             return r << " (in place)";
@@ -675,7 +699,7 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
             return r << " (ref_select vs the naive oracle)";
     }
     si::execute_plan(plan, p, b.cond.data(), b.src0.data(), b.src1.data(),
-                     b.dst.data(), o.nthreads);
+                     b.dst.data(), o.nthreads, stores);
     auto r = bytes_equal(b.dst.data(), want.data(), dbytes, p.elem_size);
     if (!r)
         return r;

@@ -114,7 +114,9 @@ run_against_guards(guard_set &gs, const si::select_nd &p,
     const size_t dbytes = span_bytes(p, si::op_dst);
     std::vector<uint8_t> want(dst, dst + dbytes);
     oracle(p, ptr[0], ptr[1], ptr[2], want.data());
-    si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, 2);
+    si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, 2,
+                     plan.kernel_nt ? si::store_override::nt
+                                    : si::store_override::none);
     return bytes_equal(dst, want.data(), dbytes, w);
 }
 
@@ -165,7 +167,7 @@ TEST_P(kernel_guard, PlanEveryBroadcastPatternEveryTail) {
                 const si::select_nd &p = pr.second;
                 const pat pt { pr.first.c_str(), {}, {}, {} };
                 const si::select_plan plan = si::plan_select(
-                        p, n % 2 ? si::nt_threshold_bytes() : 0);
+                        p, n % 2 ? si::nt_candidate_bytes() : 0);
                 KT_EXPECT(fails, plan_takes(plan, kisa(), jit()),
                           std::string(pt.name) + " " + nd_str(p));
                 for (bool at_end : { true, false })

@@ -17,7 +17,7 @@ using kernel_nd = isa_test;
 TEST_P(kernel_nd, BroadcastPatternsAllSizes) {
     auto &g = rng();
     int fails = 0;
-    const size_t nt = si::nt_threshold_bytes();
+    const size_t nt = si::nt_candidate_bytes();
     for (int w : { 4, 2, 1 })
         for (int64_t r : { 1, 3 })
             for (uint64_t un : sweep_sizes()) {
@@ -260,8 +260,8 @@ TEST_P(kernel_nd, StridedInputsAndOutputs) {
                 { "src1_inner_stride3", 2, { 3 * n + 1, 3 }, false },
                 { "cond_inner_stride2", 0, { 2 * n, 2 }, false },
                 { "dst_inner_stride2", 3, { 2 * n, 2 }, false },
-                { "src0_transposed", 1, { 1, r }, n == 1 },
-                { "dst_transposed", 3, { 1, r }, n == 1 },
+                { "src0_transposed", 1, { 1, r }, true },
+                { "dst_transposed", 3, { 1, r }, true },
             };
             for (const auto &sc : cases) {
                 nd_spec s;
@@ -274,7 +274,7 @@ TEST_P(kernel_nd, StridedInputsAndOutputs) {
                 plan_run_opts o;
                 KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
                           std::string(sc.name) + " " + nd_str(p));
-                o.working_set = si::nt_threshold_bytes();
+                o.working_set = si::nt_candidate_bytes();
                 KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
                           std::string(sc.name) + " (nt) " + nd_str(p));
             }
@@ -296,7 +296,7 @@ TEST_P(kernel_nd, StridedInputsAndOutputs) {
             KT_EXPECT(fails, run_plan_case(q, kisa(), plan_run_opts(), g),
                       "both_src_explicit_stride0 " + nd_str(q));
             plan_run_opts o;
-            o.working_set = si::nt_threshold_bytes();
+            o.working_set = si::nt_candidate_bytes();
             KT_EXPECT(fails, run_plan_case(q, kisa(), o, g),
                       "both_src_explicit_stride0 (nt) " + nd_str(q));
         }
@@ -322,11 +322,11 @@ TEST_P(kernel_nd, InPlaceDstIsSrc0) {
 }
 
 TEST_P(kernel_nd, NonTemporalPlan) {
-    // Above nt_threshold_bytes() the plan carries kernel_nt; execute uses it
+    // Above nt_candidate_bytes() the plan carries kernel_nt; execute uses it
     // for a dst aligned to the element size, at any such offset.
     auto &g = rng();
     int fails = 0;
-    const size_t thr = si::nt_threshold_bytes();
+    const size_t thr = si::nt_candidate_bytes();
     for (int w : { 4, 2, 1 })
         for (int64_t n : { 1, 15, 16, 17, 63, 64, 65, 129, 1000 }) {
             const si::select_nd p = make_nd({ 3, n }, { 3, n }, {}, w);
@@ -386,7 +386,7 @@ TEST_P(kernel_nd, ThreadsSplitRowsAndChunks) {
                 plan_run_opts o;
                 o.nthreads = nthr;
                 o.check_naive = nthr == 1;
-                o.working_set = nthr == 3 ? si::nt_threshold_bytes() : 0;
+                o.working_set = nthr == 3 ? si::nt_candidate_bytes() : 0;
                 o.misd = nthr == 7 ? static_cast<size_t>(w) : 0;
                 KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
                           nd_str(p) + " nthreads " + std::to_string(nthr));
@@ -407,7 +407,7 @@ TEST_P(kernel_nd, RandomShapes) {
         plan_run_opts o;
         o.in_place = rc.in_place;
         o.nthreads = 1 + static_cast<int>(g() % 3);
-        o.working_set = g() % 4 == 0 ? si::nt_threshold_bytes() : 0;
+        o.working_set = g() % 4 == 0 ? si::nt_candidate_bytes() : 0;
         o.misd = (g() % 4) * static_cast<size_t>(w);
         o.mis0 = (g() % 3) * static_cast<size_t>(w);
         o.check_naive = max_elems < 10000;
@@ -438,7 +438,7 @@ TEST_P(kernel_nd, RandomLargeShapesThreaded) {
         plan_run_opts o;
         o.in_place = rc.in_place;
         o.nthreads = 2 + static_cast<int>(g() % 3);
-        o.working_set = g() % 2 ? si::nt_threshold_bytes() : 0;
+        o.working_set = g() % 2 ? si::nt_candidate_bytes() : 0;
         o.misd = (g() % 4) * static_cast<size_t>(w);
         o.check_naive = false;
         KT_EXPECT(fails, run_plan_case(rc.p, kisa(), o, g),

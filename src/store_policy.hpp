@@ -1,0 +1,89 @@
+// The store policy: whether an execute writes dst with regular or with
+// non-temporal stores. Results never depend on it (both move the same bits);
+// only speed does, and the right choice depends on how much cache this
+// process really gets, which a VM does not report reliably (sysfs and CPUID
+// there may describe the host's whole L3). So the choice is measured, per
+// compiled partition, on its own executes (see docs/design.md):
+//
+// - below nt_candidate_bytes() touched per execute, regular stores always
+//   (the data fits in any server's caches and stays there for the next op);
+// - above it, store_tuner times a window of executes with each store kind
+//   and keeps the faster one, re-checking now and then, with hysteresis;
+// - SELGRAPH_NT_STORES=always|never pins the choice (default auto).
+#ifndef SELGRAPH_SRC_STORE_POLICY_HPP
+#define SELGRAPH_SRC_STORE_POLICY_HPP
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+namespace selgraph {
+namespace impl {
+
+enum class nt_policy { auto_, always, never };
+
+/// SELGRAPH_NT_STORES, read once: "auto" (default), "always", "never".
+nt_policy nt_stores_policy();
+
+/// Bytes touched per execute from which non-temporal stores are considered
+/// (a plan then carries the non-temporal kernel). Under `auto` the tuner
+/// decides above this size.
+size_t nt_candidate_bytes();
+
+/// The store kind of one execute.
+enum class store_kind : uint8_t { regular = 0, nt = 1 };
+
+/// Chooses the store kind of a compiled partition from its own executes.
+/// Thread-safe; concurrent executes are never blocked: only one at a time
+/// is timed, the others run the current choice.
+///
+/// A trial window is `2 * block` consecutive executes: a block with the
+/// current choice, then a block with the other kind. The first execute of
+/// each block is not timed (it pays for the other kind's cache state); the
+/// medians of the rest decide. The first window (regular first) switches to
+/// non-temporal stores if they are `first_margin` faster; later windows,
+/// every `recheck` executes (doubling up to max_recheck), switch only if the
+/// other kind is `switch_margin` faster. A change of team size starts over.
+class store_tuner {
+public:
+    static constexpr int block = 4;
+    static constexpr uint64_t first_recheck = 64;
+    static constexpr uint64_t max_recheck = 4096;
+    static constexpr double first_margin = 0.03;
+    static constexpr double switch_margin = 0.08;
+
+    /// Starts an execute on a team of `team` threads: the store kind to use,
+    /// and in `ticket` a non-negative slot when this execute is timed (pass
+    /// it to finish), -1 otherwise.
+    store_kind start(int team, int &ticket);
+    /// Records a timed execute.
+    void finish(int ticket, double seconds);
+
+    /// The current choice (for tests and diagnostics).
+    store_kind current() const {
+        return static_cast<store_kind>(choice_.load(std::memory_order_relaxed));
+    }
+    /// Completed trial windows (for tests).
+    int windows() const { return windows_.load(std::memory_order_relaxed); }
+
+private:
+    std::atomic<int> choice_ { 0 };
+    std::atomic<int> windows_ { 0 };
+    std::atomic<uint64_t> calls_ { 0 };
+    std::mutex mutex_;
+    // Guarded by mutex_:
+    int team_ = 0;
+    int step_ = -1;            ///< position in the trial window; -1: none
+    uint64_t next_window_ = 0; ///< call index from which a window starts
+    uint64_t recheck_ = first_recheck; ///< calls between windows
+    int first_ = 0;                    ///< kind of the window's first block
+    double t_[2][block] = {};          ///< timed executes per kind
+    int n_[2] = { 0, 0 };
+    bool busy_ = false; ///< a timed execute is running
+};
+
+} // namespace impl
+} // namespace selgraph
+
+#endif
