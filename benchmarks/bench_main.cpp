@@ -36,24 +36,21 @@
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "bench_harness.hpp"
 #include "bench_selgraph.hpp"
 #include "bench_suite.hpp"
 
 namespace sgbench {
-namespace {
 
 int g_reps = 5;
 double g_min_time = 0.1;
+
+namespace {
 
 const dtype all_types[] = { dtype::f32, dtype::bf16, dtype::f16 };
 const selgraph::cpu_isa all_isas[] = { selgraph::cpu_isa::avx512_core,
                                        selgraph::cpu_isa::avx2,
                                        selgraph::cpu_isa::none };
-
-std::vector<int> thread_counts() {
-    const int all = omp_get_num_procs();
-    return all > 1 ? std::vector<int> { 1, all } : std::vector<int> { 1 };
-}
 
 // --- buffers ---------------------------------------------------------------
 // Every (case, type) keeps its buffers for the whole run (about 1.5 GB in
@@ -104,6 +101,18 @@ bool verify_once(const std::string &name, case_data &d,
     return true;
 }
 
+} // namespace
+
+std::vector<int> thread_counts() {
+    // 1, 2, 4, ... and every core present.
+    const int all = omp_get_num_procs();
+    std::vector<int> v;
+    for (int t = 1; t < all; t *= 2)
+        v.push_back(t);
+    v.push_back(all);
+    return v;
+}
+
 void set_counters(benchmark::State &st, int64_t bytes, int64_t elems,
                   int nthreads) {
     st.counters["bytes"] = static_cast<double>(bytes);
@@ -119,6 +128,8 @@ void time_loop(benchmark::State &st, const std::function<void()> &fn) {
     for (auto _ : st)
         fn();
 }
+
+namespace {
 
 // --- the suite ---------------------------------------------------------------
 
@@ -255,6 +266,8 @@ std::string impl_name(impl_kind k, selgraph::cpu_isa isa) {
     }
 }
 
+} // namespace
+
 void finish(benchmark::internal::Benchmark *b) {
     // "min" besides mean/median/stddev/cv: the best repetition's time, for
     // report.py --stat min on a machine too busy for medians (for the rate
@@ -268,6 +281,8 @@ void finish(benchmark::internal::Benchmark *b) {
                 return v.empty() ? 0.0 : *std::min_element(v.begin(), v.end());
             });
 }
+
+namespace {
 
 void register_suite() {
     for (const bench_case &bc : suite())
@@ -453,6 +468,7 @@ int main(int argc, char **argv) {
     benchmark::AddCustomContext("reps", std::to_string(g_reps));
     benchmark::AddCustomContext("min_time_s", std::to_string(g_min_time));
     register_suite();
+    register_layouts();
     register_latency();
     register_compile();
     benchmark::RunSpecifiedBenchmarks();

@@ -29,21 +29,31 @@ bool cpu_runs(cpu_isa isa) {
     return selgraph::get_effective_cpu_isa() == isa;
 }
 
-selgraph_select::selgraph_select(const std::vector<int64_t> (&dims)[4], dtype t)
+selgraph_select::selgraph_select(const std::vector<int64_t> (&dims)[4], dtype t,
+                                 const std::vector<int64_t> (*strides)[4])
     : type_(t)
     , eng_(selgraph::engine::kind::cpu, 0)
     , strm_(eng_) {
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 4; ++i) {
         dims_[i] = dims[i];
+        if (strides)
+            strides_[i] = (*strides)[i];
+    }
+    has_strides_ = strides != nullptr;
     const ldt dt = t == dtype::f32    ? ldt::f32
                    : t == dtype::bf16 ? ldt::bf16
                                       : ldt::f16;
-    const logical_tensor cond(0, ldt::boolean, dims_[op_cond], ltype::strided);
-    const logical_tensor src0(1, dt, dims_[op_src0], ltype::strided);
-    const logical_tensor src1(2, dt, dims_[op_src1], ltype::strided);
-    const logical_tensor dst(3, dt, dims_[op_dst], ltype::strided);
-    in_lts_ = { cond, src0, src1 };
-    out_lts_ = { dst };
+    logical_tensor lts[4];
+    for (int i = 0; i < 4; ++i) {
+        const ldt type = i == op_cond ? ldt::boolean : dt;
+        const bool dense = !strides || (*strides)[i].empty();
+        lts[i] = dense ? logical_tensor(static_cast<size_t>(i), type, dims_[i],
+                                        ltype::strided)
+                       : logical_tensor(static_cast<size_t>(i), type, dims_[i],
+                                        (*strides)[i]);
+    }
+    in_lts_ = { lts[op_cond], lts[op_src0], lts[op_src1] };
+    out_lts_ = { lts[op_dst] };
     selgraph::graph g(selgraph::engine::kind::cpu);
     g.add_op(selgraph::op(0, selgraph::op::kind::Select, in_lts_, out_lts_,
                           "select"));
@@ -67,7 +77,8 @@ namespace si = selgraph::impl;
 // dst, stride 0 where an operand's dim is 1 or missing. `working_set`: the
 // bytes an execute touches, as compile passes to the dispatcher.
 si::select_nd make_nd(const std::vector<int64_t> (&dims)[4], dtype t,
-                      size_t &working_set) {
+                      size_t &working_set,
+                      const std::vector<int64_t> (*strides)[4] = nullptr) {
     si::select_nd nd;
     nd.ndims = static_cast<int>(dims[op_dst].size());
     nd.elem_size = dtype_size(t);
@@ -76,11 +87,15 @@ si::select_nd make_nd(const std::vector<int64_t> (&dims)[4], dtype t,
     for (int op = 0; op < 4; ++op) {
         const std::vector<int64_t> &d = dims[op];
         const int shift = nd.ndims - static_cast<int>(d.size());
+        const bool given = strides && !(*strides)[op].empty();
         int64_t acc = 1;
         for (int i = nd.ndims - 1; i >= 0; --i) {
             const int j = i - shift;
             const int64_t n = j < 0 ? 1 : d[static_cast<size_t>(j)];
-            nd.strides[op][i] = n == 1 ? 0 : acc;
+            const int64_t st = given && j >= 0
+                                       ? (*strides)[op][static_cast<size_t>(j)]
+                                       : acc;
+            nd.strides[op][i] = n == 1 ? 0 : st;
             acc *= n;
         }
     }
@@ -97,7 +112,8 @@ std::string describe(const si::select_plan &plan) {
 
 std::string selgraph_select::plan_label(cpu_isa isa) const {
     size_t working_set = 0;
-    const si::select_nd nd = make_nd(dims_, type_, working_set);
+    const si::select_nd nd = make_nd(dims_, type_, working_set,
+                                     has_strides_ ? &strides_ : nullptr);
     const si::scoped_isa_cap cap(isa);
     const si::select_plan plan = si::plan_select(nd, working_set);
     // "auto": execute measures both store kinds (store_policy.hpp).

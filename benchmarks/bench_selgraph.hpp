@@ -20,8 +20,10 @@ bool cpu_runs(selgraph::cpu_isa isa);
 
 class selgraph_select {
 public:
-    /// dims: cond, src_0, src_1, dst (numpy broadcast).
-    selgraph_select(const std::vector<int64_t> (&dims)[4], dtype t);
+    /// dims: cond, src_0, src_1, dst (numpy broadcast); strides in
+    /// elements per operand, none (or an empty vector) for row-major.
+    selgraph_select(const std::vector<int64_t> (&dims)[4], dtype t,
+                    const std::vector<int64_t> (*strides)[4] = nullptr);
 
     /// partition::compile with the ISA capped at `isa` for this thread.
     selgraph::compiled_partition compile(selgraph::cpu_isa isa) const;
@@ -39,6 +41,8 @@ public:
 
 private:
     std::vector<int64_t> dims_[4];
+    std::vector<int64_t> strides_[4];
+    bool has_strides_ = false;
     dtype type_;
     selgraph::engine eng_;
     selgraph::stream strm_;

@@ -106,6 +106,11 @@ const std::vector<bench_case> &suite() {
         // outer product: src_0 a column, src_1 a row
         make_case("S8", { 4096, 1024 }, { 4096, 1 }, { 1, 1024 },
                   { 4096, 1024 }, 4096, 1024, r::full, r::col, r::row),
+        // S3's attention-mask pattern bound by DRAM even behind a 300 MiB
+        // L3: 256M elements, 0-D src_1
+        make_case("S9", { 1, 1, 1024, 1024 }, { 8, 32, 1024, 1024 }, {},
+                  { 8, 32, 1024, 1024 }, 256, 1024 * 1024, r::row, r::full,
+                  r::scalar),
     };
     return cases;
 }

@@ -53,7 +53,7 @@ struct bench_case {
     problem2d p;
 };
 
-/// S1..S8 of the suite.
+/// S1..S9 of the suite.
 const std::vector<bench_case> &suite();
 
 /// Bytes of cond + src_0 + src_1 (as stored) + dst, the suite's byte count

@@ -13,6 +13,20 @@ using namespace impl;
 
 namespace {
 
+// Element strides as oneDNN's verbose writes them: 65536s256s1, "" for 0-D.
+std::string strides_str(const logical_tensor &lt) {
+    std::string s;
+    if (lt.get_layout_type() != layout_type::strided)
+        return s;
+    const auto st = lt.get_strides();
+    for (size_t i = 0; i < st.size(); ++i) {
+        if (i)
+            s += "s";
+        s += std::to_string(st[i]);
+    }
+    return s;
+}
+
 std::string shape_str(const logical_tensor &lt) {
     // oneDNN verbose style: 2x3x4, "" for 0-D.
     std::string s;
@@ -278,11 +292,14 @@ partition::compile(const std::vector<logical_tensor> &inputs,
         cp->inplace.emplace_back(declared[1]->get_id(), out.get_id());
 
     const std::string dt = dtype2str(out.get_data_type());
-    cp->verbose_desc = "cond:boolean src_0:" + dt + " src_1:" + dt
-                       + " dst:" + dt + ",cond:" + shape_str(cp->ports[0])
-                       + " src_0:" + shape_str(cp->ports[1])
-                       + " src_1:" + shape_str(cp->ports[2])
-                       + " dst:" + shape_str(cp->ports[3]);
+    cp->verbose_desc =
+            "cond:boolean src_0:" + dt + " src_1:" + dt + " dst:" + dt
+            + ",cond:" + shape_str(cp->ports[0]) + " src_0:"
+            + shape_str(cp->ports[1]) + " src_1:" + shape_str(cp->ports[2])
+            + " dst:" + shape_str(cp->ports[3]) + ",cond:"
+            + strides_str(cp->ports[0]) + " src_0:" + strides_str(cp->ports[1])
+            + " src_1:" + strides_str(cp->ports[2])
+            + " dst:" + strides_str(cp->ports[3]);
     if (verbose_level() >= 2)
         verbose_print(std::string("selgraph_verbose,compile,cpu,select,")
                       + cp->plan.impl_str() + "," + cp->plan.kernel_str() + ","

@@ -11,8 +11,13 @@ namespace impl {
 std::string select_plan::kernel_str() const {
     if (!kernel)
         return "ref_nd";
-    return kernel_nt ? kernel->name() + "|" + kernel_nt->name()
-                     : kernel->name();
+    std::string s = kernel_nt ? kernel->name() + "|" + kernel_nt->name()
+                              : kernel->name();
+    const char *names[n_operands] = { "c", "a", "b", "d" };
+    for (int i = 0; i < n_operands; ++i)
+        if (transpose[i])
+            s += std::string("+") + names[i] + ":" + transpose[i]->name();
+    return s;
 }
 
 size_t select_touched_bytes(const select_nd &p) {

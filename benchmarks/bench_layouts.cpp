@@ -1,0 +1,289 @@
+// Layout cases L1..L8: Select with operands in channels-last, permuted or
+// transposed layouts, each measured in the same run as
+//
+//   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
+//   <case>/<type>/t<threads>/dense_<isa>      the same shapes, row-major
+//   <case>/<type>/t<threads>/loop_nd          a plain OpenMP loop over the
+//                                             case's own strides
+//
+// so that report.py can give each layout's GB/s as a ratio to the dense case
+// of the same shape and to the plain loop. Bytes count every operand as
+// stored (a broadcast operand once) plus dst, as for the suite.
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <omp.h>
+
+#include "bench_harness.hpp"
+#include "bench_selgraph.hpp"
+#include "bench_suite.hpp"
+
+namespace sgbench {
+
+namespace {
+
+using dims_t = std::vector<int64_t>;
+
+struct layout_case {
+    std::string id, what;
+    dims_t dims[4];     ///< cond, src_0, src_1, dst
+    dims_t order[4];    ///< memory order, outermost first; empty: row-major
+    bool dense = false; ///< every operand row-major (the reference case)
+};
+
+// NCHW dims stored channels-last: N, H, W, C from outermost.
+const dims_t nhwc = { 0, 2, 3, 1 };
+
+const std::vector<layout_case> &layout_cases() {
+    const dims_t act = { 16, 64, 56, 56 }, chan = { 1, 64, 1, 1 };
+    const dims_t sq = { 2048, 2048 };
+    const dims_t att = { 4, 16, 256, 256 }, mask = { 1, 1, 256, 256 };
+    static const std::vector<layout_case> cases = {
+        { "L1",
+          "all NHWC",
+          { act, act, act, act },
+          { nhwc, nhwc, nhwc, nhwc } },
+        { "L2",
+          "NHWC data, per-channel cond",
+          { chan, act, act, act },
+          { {}, nhwc, nhwc, nhwc } },
+        { "L3",
+          "NHWC data, per-channel src_1",
+          { act, act, chan, act },
+          { nhwc, nhwc, {}, nhwc } },
+        { "L4",
+          "src_0 NHWC, rest NCHW",
+          { act, act, act, act },
+          { {}, nhwc, {}, {} } },
+        { "L5",
+          "dst NHWC, rest NCHW",
+          { act, act, act, act },
+          { {}, {}, {}, nhwc } },
+        { "L6",
+          "[2048,2048] src_0 transposed",
+          { sq, sq, sq, sq },
+          { {}, { 1, 0 }, {}, {} } },
+        { "L7",
+          "[2048,2048] cond transposed",
+          { sq, sq, sq, sq },
+          { { 1, 0 }, {}, {}, {} } },
+        { "L8",
+          "scores [4,16,256,256] last two dims swapped, mask, 0-D src_1",
+          { mask, att, {}, att },
+          { {}, { 0, 1, 3, 2 }, {}, {} } },
+    };
+    return cases;
+}
+
+dims_t strides_of(const dims_t &d, const dims_t &order) {
+    dims_t s(d.size());
+    int64_t acc = 1;
+    if (order.empty()) {
+        for (size_t i = d.size(); i-- > 0;) {
+            s[i] = acc;
+            acc *= d[i];
+        }
+        return s;
+    }
+    for (size_t k = order.size(); k-- > 0;) {
+        const auto i = static_cast<size_t>(order[k]);
+        s[i] = acc;
+        acc *= d[i];
+    }
+    return s;
+}
+
+int64_t product(const dims_t &d) {
+    int64_t n = 1;
+    for (int64_t x : d)
+        n *= x;
+    return n;
+}
+
+/// The tensors of one (case, type, dense or not), and the N-d problem with
+/// operands right-aligned to dst (stride 0 where broadcast).
+struct layout_data {
+    int nd = 0, w = 4;
+    int64_t dims[8] = {};
+    int64_t st[4][8] = {}; // element strides, 0 where broadcast
+    dims_t strides[4];     // per operand, its own dims
+    buffer buf[4];
+    std::vector<uint8_t> want; // dst as the oracle writes it
+
+    layout_data(const layout_case &lc, dtype t, bool dense)
+        : w(dtype_size(t)) {
+        const dims_t &dd = lc.dims[op_dst];
+        nd = static_cast<int>(dd.size());
+        for (int i = 0; i < nd; ++i)
+            dims[i] = dd[static_cast<size_t>(i)];
+        std::mt19937_64 rng(20261123);
+        for (int op = 0; op < 4; ++op) {
+            const dims_t &d = lc.dims[op];
+            strides[op] = strides_of(d, dense ? dims_t() : lc.order[op]);
+            const int shift = nd - static_cast<int>(d.size());
+            for (int i = 0; i < nd; ++i) {
+                const int j = i - shift;
+                st[op][i] = j < 0 || d[static_cast<size_t>(j)] == 1
+                                    ? 0
+                                    : strides[op][static_cast<size_t>(j)];
+            }
+            const int ew = op == op_cond ? 1 : w;
+            const auto bytes = static_cast<size_t>(product(d) * ew);
+            buf[op] = buffer(bytes);
+            auto *p = buf[op].as<uint8_t>();
+            if (op == op_cond) {
+                for (size_t i = 0; i < bytes; ++i)
+                    p[i] = static_cast<uint8_t>(rng() & 1u);
+            } else {
+                for (size_t i = 0; i < bytes; ++i)
+                    p[i] = static_cast<uint8_t>(rng());
+            }
+        }
+        want.assign(buf[op_dst].as<uint8_t>(),
+                    buf[op_dst].as<uint8_t>() + product(dd) * w);
+        run_loop(want.data(), 1);
+    }
+
+    operands ops() const {
+        return { buf[op_cond].as<uint8_t>(), buf[op_src0].get(),
+                 buf[op_src1].get(), buf[op_dst].get() };
+    }
+
+    int64_t bytes(const layout_case &lc) const {
+        return product(lc.dims[op_cond])
+               + w
+                         * (product(lc.dims[op_src0])
+                            + product(lc.dims[op_src1])
+                            + product(lc.dims[op_dst]));
+    }
+
+    template <typename T>
+    void loop_t(void *dst, int nthreads) const {
+        const auto *c = buf[op_cond].as<uint8_t>();
+        const T *a = buf[op_src0].as<T>();
+        const T *b = buf[op_src1].as<T>();
+        T *d = static_cast<T *>(dst);
+        const int64_t inner = nd > 0 ? dims[nd - 1] : 1;
+        int64_t outer = 1;
+        for (int i = 0; i + 1 < nd; ++i)
+            outer *= dims[i];
+        const int last = nd > 0 ? nd - 1 : 0;
+        const int64_t sc = nd ? st[op_cond][last] : 0;
+        const int64_t s0 = nd ? st[op_src0][last] : 0;
+        const int64_t s1 = nd ? st[op_src1][last] : 0;
+        const int64_t sd = nd ? st[op_dst][last] : 0;
+#pragma omp parallel for schedule(static) num_threads(nthreads)
+        for (int64_t o = 0; o < outer; ++o) {
+            int64_t off[4] = { 0, 0, 0, 0 }, rem = o;
+            for (int i = nd - 2; i >= 0; --i) {
+                const int64_t idx = rem % dims[i];
+                rem /= dims[i];
+                for (int op = 0; op < 4; ++op)
+                    off[op] += idx * st[op][i];
+            }
+            for (int64_t i = 0; i < inner; ++i)
+                d[off[3] + i * sd] = c[off[0] + i * sc] ? a[off[1] + i * s0]
+                                                        : b[off[2] + i * s1];
+        }
+    }
+
+    /// The plain loop (also the oracle, on one thread).
+    void run_loop(void *dst, int nthreads) const {
+        switch (w) {
+            case 1: loop_t<uint8_t>(dst, nthreads); break;
+            case 2: loop_t<uint16_t>(dst, nthreads); break;
+            case 8: loop_t<uint64_t>(dst, nthreads); break;
+            default: loop_t<uint32_t>(dst, nthreads); break;
+        }
+    }
+
+    bool check(std::string &why) const {
+        if (std::memcmp(buf[op_dst].get(), want.data(), want.size()) == 0)
+            return true;
+        why = "dst differs from the oracle";
+        return false;
+    }
+};
+
+layout_data &layout_data_for(const layout_case &lc, dtype t, bool dense) {
+    static std::map<std::string, std::unique_ptr<layout_data>> cache;
+    auto &d = cache[lc.id + dtype_name(t) + (dense ? "d" : "")];
+    if (!d)
+        d = std::make_unique<layout_data>(lc, t, dense);
+    return *d;
+}
+
+enum class layout_impl { selgraph, dense, loop };
+
+void bm_layout(benchmark::State &st, const layout_case *lc, dtype t, int nthr,
+               layout_impl kind, selgraph::cpu_isa isa) {
+    omp_set_num_threads(nthr);
+    const bool dense = kind == layout_impl::dense;
+    layout_data &d = layout_data_for(*lc, t, dense);
+    std::function<void()> fn;
+    std::unique_ptr<selgraph_select> sg;
+    selgraph::compiled_partition cp;
+    if (kind == layout_impl::loop) {
+        fn = [&d, nthr] { d.run_loop(d.buf[op_dst].get(), nthr); };
+        st.SetLabel("plain OpenMP loop over the case's strides");
+    } else {
+        if (!cpu_runs(isa)) {
+            st.SkipWithError("the CPU lacks this ISA");
+            return;
+        }
+        const dims_t(&strides)[4] = d.strides;
+        sg = std::make_unique<selgraph_select>(lc->dims, t, &strides);
+        cp = sg->compile(isa);
+        sg->bind(d.ops());
+        fn = [&sg, &cp] { sg->execute(cp); };
+        st.SetLabel(sg->plan_label(isa));
+    }
+    std::memset(d.buf[op_dst].get(), 0xFF, d.want.size());
+    fn();
+    std::string why;
+    if (!d.check(why)) {
+        st.SkipWithError(why.c_str());
+        return;
+    }
+    time_loop(st, fn);
+    set_counters(st, d.bytes(*lc), product(lc->dims[op_dst]), nthr);
+}
+
+} // namespace
+
+void register_layouts() {
+    const selgraph::cpu_isa isas[] = { selgraph::cpu_isa::avx512_core,
+                                       selgraph::cpu_isa::avx2 };
+    for (const layout_case &lc : layout_cases())
+        for (dtype t : { dtype::f32, dtype::bf16 })
+            for (int nthr : thread_counts()) {
+                const std::string base = lc.id + "/" + dtype_name(t) + "/t"
+                                         + std::to_string(nthr) + "/";
+                for (auto isa : isas)
+                    for (auto kind :
+                         { layout_impl::selgraph, layout_impl::dense }) {
+                        const std::string name =
+                                base
+                                + (kind == layout_impl::dense ? "dense_"
+                                                              : "selgraph_")
+                                + isa_short_name(isa);
+                        finish(benchmark::RegisterBenchmark(
+                                name.c_str(), [&lc, t, nthr, kind,
+                                               isa](benchmark::State &st) {
+                                    bm_layout(st, &lc, t, nthr, kind, isa);
+                                }));
+                    }
+                finish(benchmark::RegisterBenchmark(
+                        (base + "loop_nd").c_str(),
+                        [&lc, t, nthr](benchmark::State &st) {
+                            bm_layout(st, &lc, t, nthr, layout_impl::loop,
+                                      selgraph::cpu_isa::isa_all);
+                        }));
+            }
+}
+
+} // namespace sgbench

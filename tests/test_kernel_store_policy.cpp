@@ -1,0 +1,184 @@
+// The store tuner (src/store_policy.hpp) as a state machine, driven with
+// synthetic times: which store kind each execute gets, which executes are
+// timed, when it switches and when hysteresis keeps it. And the plans it is
+// attached to: only plans with a non-temporal kernel, above the floor.
+#include "kernel_test_utils.hpp"
+#include "src/store_policy.hpp"
+
+namespace selgraph_test {
+namespace {
+
+using si::store_kind;
+using si::store_tuner;
+
+constexpr int block = store_tuner::block;
+
+// One execute: the kind the tuner hands out; if timed, it "took" the time
+// the test assigns to that kind.
+store_kind step(store_tuner &t, int team, double t_regular, double t_nt,
+                bool *timed = nullptr) {
+    int ticket = -1;
+    const store_kind k = t.start(team, ticket);
+    if (timed)
+        *timed = ticket >= 0;
+    if (ticket >= 0) {
+        EXPECT_EQ(ticket, static_cast<int>(k));
+        t.finish(ticket, k == store_kind::nt ? t_nt : t_regular);
+    }
+    return k;
+}
+
+TEST(store_tuner, FirstWindowRegularThenNonTemporalEachFirstCallUntimed) {
+    store_tuner t;
+    std::vector<store_kind> kinds;
+    std::vector<bool> timed;
+    for (int i = 0; i < 2 * block; ++i) {
+        bool tm = false;
+        kinds.push_back(step(t, 1, 1.0, 0.5, &tm));
+        timed.push_back(tm);
+    }
+    for (int i = 0; i < 2 * block; ++i) {
+        EXPECT_EQ(kinds[i], i < block ? store_kind::regular : store_kind::nt)
+                << "execute " << i;
+        EXPECT_EQ(timed[i], i % block != 0) << "execute " << i;
+    }
+    EXPECT_EQ(t.windows(), 1);
+    EXPECT_EQ(t.current(), store_kind::nt);
+    // Until the next window, every execute runs the choice, untimed.
+    for (uint64_t i = 0; i + 1 < store_tuner::first_recheck; ++i) {
+        bool tm = true;
+        EXPECT_EQ(step(t, 1, 1.0, 0.5, &tm), store_kind::nt);
+        EXPECT_FALSE(tm);
+    }
+}
+
+TEST(store_tuner, KeepsRegularWhenNonTemporalIsSlowerOrWithinTheMargin) {
+    for (double nt : { 2.0, 1.0, 1.0 - store_tuner::first_margin / 2 }) {
+        store_tuner t;
+        for (int i = 0; i < 2 * block; ++i)
+            step(t, 1, 1.0, nt);
+        EXPECT_EQ(t.windows(), 1);
+        EXPECT_EQ(t.current(), store_kind::regular) << "nt time " << nt;
+    }
+}
+
+TEST(store_tuner, RecheckSwitchesBackOnlyBeyondTheHysteresis) {
+    for (double reg : { 1.0 - store_tuner::switch_margin / 2,
+                        1.0 - 2 * store_tuner::switch_margin }) {
+        store_tuner t;
+        // First window: nt at 0.5 of regular's 1.0.
+        for (int i = 0; i < 2 * block; ++i)
+            step(t, 1, 1.0, 0.5);
+        ASSERT_EQ(t.current(), store_kind::nt);
+        // Later the machine changes: nt now takes 1.0, regular `reg`.
+        std::vector<store_kind> kinds;
+        for (uint64_t i = 0; i < store_tuner::first_recheck + 2 * block; ++i)
+            kinds.push_back(step(t, 1, reg, 1.0));
+        EXPECT_EQ(t.windows(), 2);
+        // The recheck window starts with the current choice.
+        const size_t w0 = store_tuner::first_recheck;
+        for (int i = 0; i < 2 * block; ++i)
+            EXPECT_EQ(kinds[w0 + i],
+                      i < block ? store_kind::nt : store_kind::regular)
+                    << "window execute " << i;
+        const bool beyond = reg < 1.0 - store_tuner::switch_margin;
+        EXPECT_EQ(t.current(), beyond ? store_kind::regular : store_kind::nt)
+                << "regular time " << reg;
+    }
+}
+
+TEST(store_tuner, RechecksGetRarer) {
+    store_tuner t;
+    std::vector<uint64_t> starts; // execute index of each window's end
+    for (uint64_t i = 0; i < 1000; ++i) {
+        const int before = t.windows();
+        step(t, 1, 1.0, 0.5);
+        if (t.windows() != before)
+            starts.push_back(i);
+    }
+    ASSERT_GE(starts.size(), 4u);
+    for (size_t k = 2; k < starts.size(); ++k)
+        EXPECT_GT(starts[k] - starts[k - 1], starts[k - 1] - starts[k - 2]);
+}
+
+TEST(store_tuner, NewTeamSizeStartsOver) {
+    store_tuner t;
+    for (int i = 0; i < 2 * block; ++i)
+        step(t, 1, 1.0, 0.5);
+    ASSERT_EQ(t.current(), store_kind::nt);
+    ASSERT_EQ(t.windows(), 1);
+    // Two threads: regular is now faster; a fresh window decides at once
+    // (no recheck wait), starting from the current choice.
+    for (int i = 0; i < 2 * block; ++i)
+        step(t, 2, 0.5, 1.0);
+    EXPECT_EQ(t.windows(), 1);
+    EXPECT_EQ(t.current(), store_kind::regular);
+}
+
+TEST(store_tuner, ConcurrentExecutesAreNotTimedWhileOneIs) {
+    store_tuner t;
+    int ticket = -1;
+    EXPECT_EQ(t.start(1, ticket), store_kind::regular); // untimed first
+    EXPECT_LT(ticket, 0);
+    int timed = -1;
+    EXPECT_EQ(t.start(1, timed), store_kind::regular);
+    ASSERT_GE(timed, 0);
+    for (int i = 0; i < 10; ++i) {
+        int other = 0;
+        EXPECT_EQ(t.start(1, other), store_kind::regular);
+        EXPECT_LT(other, 0) << "a second execute timed while one is";
+    }
+    t.finish(timed, 1.0);
+    int next = -1;
+    t.start(1, next);
+    EXPECT_GE(next, 0) << "timing resumes once the timed execute finished";
+    t.finish(next, 1.0);
+}
+
+using store_policy_plans = isa_test;
+
+TEST_P(store_policy_plans, TunerOnlyWithTheNonTemporalKernel) {
+    const si::select_nd p = make_nd({ 3, 100 }, { 3, 100 }, {}, 4);
+    const si::select_plan small =
+            si::plan_select(p, si::nt_candidate_bytes() - 1);
+    EXPECT_FALSE(small.kernel_nt);
+    EXPECT_FALSE(small.tuner);
+    const si::select_plan big = si::plan_select(p, si::nt_candidate_bytes());
+    ASSERT_TRUE(big.kernel_nt);
+    ASSERT_TRUE(big.tuner);
+    EXPECT_EQ(big.tuner->current(), store_kind::regular);
+    // Copies of a plan (compiled partition copies) share one tuner.
+    const si::select_plan copy = big;
+    EXPECT_EQ(copy.tuner.get(), big.tuner.get());
+}
+
+TEST_P(store_policy_plans, ExecutesUnderTheTunerStayExact) {
+    // A plan with the tuner, run through execute_plan without a forced store
+    // kind: the first window runs both kinds; every result is bit-exact.
+    auto &g = rng();
+    for (int w : { 4, 2, 1 }) {
+        const si::select_nd p = make_nd({ 7, 333 }, { 7, 333 }, { 333 }, w);
+        const si::select_plan plan =
+                si::plan_select(p, si::nt_candidate_bytes());
+        ASSERT_TRUE(plan.tuner);
+        nd_buffers b(p, g, 0, 0, static_cast<size_t>(w));
+        const size_t dbytes = b.dst.size();
+        std::vector<uint8_t> want(b.dst.data(), b.dst.data() + dbytes);
+        si::ref_select(p, b.cond.data(), b.src0.data(), b.src1.data(),
+                       want.data(), 1);
+        for (int i = 0; i < 2 * block + 2; ++i) {
+            fill_bytes(b.dst.data(), dbytes, g);
+            si::execute_plan(plan, p, b.cond.data(), b.src0.data(),
+                             b.src1.data(), b.dst.data(), 1);
+            ASSERT_TRUE(bytes_equal(b.dst.data(), want.data(), dbytes, w))
+                    << "execute " << i << " w=" << w;
+            ASSERT_TRUE(b.canaries_ok());
+        }
+        EXPECT_EQ(plan.tuner->windows(), 1) << "both store kinds ran";
+    }
+}
+
+SELGRAPH_INSTANTIATE_PER_JIT_ISA(store_policy_plans);
+
+} // namespace
+} // namespace selgraph_test
