@@ -225,8 +225,7 @@ void bm_layout(benchmark::State &st, const layout_case *lc, dtype t, int nthr,
     const bool dense = kind == layout_impl::dense;
     layout_data &d = layout_data_for(*lc, t, dense);
     std::function<void()> fn;
-    std::unique_ptr<selgraph_select> sg;
-    selgraph::compiled_partition cp;
+    bool fresh = false;
     if (kind == layout_impl::loop) {
         fn = [&d, nthr] { d.run_loop(d.buf[op_dst].get(), nthr); };
         st.SetLabel("plain OpenMP loop over the case's strides");
@@ -236,11 +235,14 @@ void bm_layout(benchmark::State &st, const layout_case *lc, dtype t, int nthr,
             return;
         }
         const dims_t(&strides)[4] = d.strides;
-        sg = std::make_unique<selgraph_select>(lc->dims, t, &strides);
-        cp = sg->compile(isa);
-        sg->bind(d.ops());
-        fn = [&sg, &cp] { sg->execute(cp); };
-        st.SetLabel(sg->plan_label(isa));
+        compiled_select &cs = compiled_for(
+                lc->id + "/" + dtype_name(t) + "/t" + std::to_string(nthr)
+                        + (dense ? "/dense_" : "/selgraph_")
+                        + isa_short_name(isa),
+                lc->dims, t, isa, &strides, fresh);
+        cs.sg->bind(d.ops());
+        fn = [&cs] { cs.sg->execute(cs.cp); };
+        st.SetLabel(cs.sg->plan_label(isa));
     }
     std::memset(d.buf[op_dst].get(), 0xFF, d.want.size());
     fn();
@@ -249,6 +251,8 @@ void bm_layout(benchmark::State &st, const layout_case *lc, dtype t, int nthr,
         st.SkipWithError(why.c_str());
         return;
     }
+    for (int i = 0; fresh && i < warmup_executes(); ++i)
+        fn();
     time_loop(st, fn);
     set_counters(st, d.bytes(*lc), product(lc->dims[op_dst]), nthr);
 }

@@ -167,8 +167,7 @@ void bm_case(benchmark::State &st, const case_args &a) {
     std::string why;
 
     // Set-up, outside the timed region; these must outlive fn.
-    std::unique_ptr<selgraph_select> sg;
-    selgraph::compiled_partition cp;
+    bool fresh = false; // a selgraph partition compiled by this call
     std::unique_ptr<runner> peer;
     std::unique_ptr<selgraph_forced_stores> forced;
     bool check = true;
@@ -203,11 +202,11 @@ void bm_case(benchmark::State &st, const case_args &a) {
                 st.SkipWithError("the CPU lacks this ISA");
                 return;
             }
-            sg = std::make_unique<selgraph_select>(a.bc->dims, a.type);
-            cp = sg->compile(a.isa);
-            sg->bind(o);
-            fn = [&sg, &cp] { sg->execute(cp); };
-            st.SetLabel(sg->plan_label(a.isa));
+            compiled_select &cs = compiled_for(a.name, a.bc->dims, a.type,
+                                               a.isa, nullptr, fresh);
+            cs.sg->bind(o);
+            fn = [&cs] { cs.sg->execute(cs.cp); };
+            st.SetLabel(cs.sg->plan_label(a.isa));
             break;
         }
         case impl_kind::selgraph_regular:
@@ -244,6 +243,8 @@ void bm_case(benchmark::State &st, const case_args &a) {
         st.SkipWithError(why.c_str());
         return;
     }
+    for (int i = 0; fresh && i < warmup_executes(); ++i)
+        fn();
     time_loop(st, fn);
     set_counters(st, bytes, n, a.nthreads);
 }

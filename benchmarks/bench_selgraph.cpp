@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <map>
 #include <stdexcept>
 
 #include "src/broadcast.hpp"
@@ -149,6 +150,25 @@ void selgraph_forced_stores::run(const operands &o) const {
 
 std::string selgraph_forced_stores::label() const {
     return describe(impl_->plan);
+}
+
+compiled_select &compiled_for(const std::string &name,
+                              const std::vector<int64_t> (&dims)[4], dtype t,
+                              cpu_isa isa,
+                              const std::vector<int64_t> (*strides)[4],
+                              bool &fresh) {
+    static std::map<std::string, compiled_select> cache;
+    compiled_select &c = cache[name];
+    fresh = !c.sg;
+    if (fresh) {
+        c.sg = std::make_unique<selgraph_select>(dims, t, strides);
+        c.cp = c.sg->compile(isa);
+    }
+    return c;
+}
+
+int warmup_executes() {
+    return 2 * (si::store_tuner::max_timed + 1);
 }
 
 void selgraph_select::bind(const operands &o) {

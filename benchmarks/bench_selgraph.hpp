@@ -51,6 +51,24 @@ private:
     std::vector<selgraph::tensor> in_ts_, out_ts_;
 };
 
+/// A Select compiled once per benchmark name and kept for the whole run, as
+/// an application keeps its compiled partitions: the store policy's state
+/// carries over from one repetition to the next. `fresh` says whether this
+/// call compiled it.
+struct compiled_select {
+    std::unique_ptr<selgraph_select> sg;
+    selgraph::compiled_partition cp;
+};
+compiled_select &compiled_for(const std::string &name,
+                              const std::vector<int64_t> (&dims)[4], dtype t,
+                              selgraph::cpu_isa isa,
+                              const std::vector<int64_t> (*strides)[4],
+                              bool &fresh);
+
+/// Executes of a freshly compiled partition before its first timing: the
+/// store policy's first trial window (store_policy.hpp).
+int warmup_executes();
+
 /// Diagnostic, through selgraph's internal dispatch rather than the API:
 /// the kernel the dispatcher picks for `isa`, with its stores forced to
 /// regular (`nt` false) or non-temporal ones, whatever the working set. Shows

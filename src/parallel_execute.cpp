@@ -18,6 +18,7 @@
 
 #include "dispatch.hpp"
 #include "kernels/ref_select.hpp"
+#include "verbose.hpp"
 
 namespace selgraph {
 namespace impl {
@@ -328,11 +329,21 @@ const select_kernel *execute_plan(const select_plan &plan, const select_nd &p,
     const auto t0 = ticket >= 0 ? std::chrono::steady_clock::now()
                                 : std::chrono::steady_clock::time_point();
     const select_kernel *used = run_plan(plan, cond, src0, src1, dst, nthr, nt);
-    if (ticket >= 0)
-        plan.tuner->finish(ticket,
-                           std::chrono::duration<double>(
-                                   std::chrono::steady_clock::now() - t0)
-                                   .count());
+    if (ticket >= 0
+        && plan.tuner->finish(ticket,
+                              std::chrono::duration<double>(
+                                      std::chrono::steady_clock::now() - t0)
+                                      .count())
+        && verbose_level() >= 2) {
+        double reg = 0, ntt = 0;
+        plan.tuner->last_window(reg, ntt);
+        verbose_print(
+                std::string("selgraph_verbose,tune,cpu,select,")
+                + plan.kernel->name() + ",threads:" + std::to_string(nthr)
+                + ",regular:" + std::to_string(reg * 1e3)
+                + " nt:" + std::to_string(ntt * 1e3) + ",stores:"
+                + (plan.tuner->current() == store_kind::nt ? "nt" : "regular"));
+    }
     return used;
 }
 

@@ -38,58 +38,110 @@ double median(double *v, int n) {
 
 } // namespace
 
+// Tickets: the phase (0, 1) of a window's execute, or 2 + kind of a
+// monitored one.
 store_kind store_tuner::start(int team, int &ticket) {
     ticket = -1;
     const uint64_t c = calls_.fetch_add(1, std::memory_order_relaxed);
     std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
-    if (!lock.owns_lock())
+    if (!lock.owns_lock() || busy_)
         return current();
     if (team != team_) {
         // A new team size: start over from the current choice.
         team_ = team;
         windows_.store(0, std::memory_order_relaxed);
         recheck_ = first_recheck;
-        step_ = -1;
+        phase_ = -1;
         next_window_ = c;
     }
-    if (step_ < 0 && c >= next_window_) {
-        step_ = 0;
+    if (phase_ < 0 && c >= next_window_) {
+        phase_ = 0;
+        count_ = timed_ = 0;
+        improving_ = true;
         first_ = choice_.load(std::memory_order_relaxed);
-        n_[0] = n_[1] = 0;
     }
-    if (step_ < 0 || busy_)
-        return current();
-    const int kind = step_ < block ? first_ : 1 - first_;
-    if (step_ % block != 0) {
+    if (phase_ < 0) {
+        const int kind = choice_.load(std::memory_order_relaxed);
+        if (c % monitor_every == 0) {
+            busy_ = true;
+            ticket = 2 + kind;
+        }
+        return static_cast<store_kind>(kind);
+    }
+    const int kind = phase_ == 0 ? first_ : 1 - first_;
+    if (count_++ > 0) {
         busy_ = true;
-        ticket = kind;
+        ticket = phase_;
     }
-    ++step_;
     return static_cast<store_kind>(kind);
 }
 
-void store_tuner::finish(int ticket, double seconds) {
+bool store_tuner::finish(int ticket, double seconds) {
     if (ticket < 0)
-        return;
+        return false;
     std::lock_guard<std::mutex> lock(mutex_);
     busy_ = false;
-    if (step_ < 0 || n_[ticket] >= block)
-        return;
-    t_[ticket][n_[ticket]++] = seconds;
-    if (step_ < 2 * block)
-        return;
-    // The window is complete: the first block's kind is the current choice.
+    if (ticket >= 2) {
+        // A monitored execute: has the choice become slower?
+        const int kind = ticket - 2;
+        if (phase_ >= 0 || kind != choice_.load(std::memory_order_relaxed))
+            return false;
+        mon_[n_mon_++] = seconds;
+        if (n_mon_ < monitor_n)
+            return false;
+        const double m = median(mon_, n_mon_);
+        n_mon_ = 0;
+        if (m > last_[kind] * (1.0 + drift))
+            next_window_ = calls_.load(std::memory_order_relaxed);
+        else
+            last_[kind] = std::min(last_[kind], m);
+        return false;
+    }
+    if (ticket != phase_)
+        return false;
+    const double prev = timed_ ? best_[phase_] : 0.0;
+    improving_ = timed_ == 0 || seconds < prev * (1.0 - settle);
+    best_[phase_] = timed_ ? std::min(prev, seconds) : seconds;
+    ++timed_;
+    if ((timed_ < min_timed || improving_) && timed_ < max_timed)
+        return false;
+    const int kind = phase_ == 0 ? first_ : 1 - first_;
+    if (kind == static_cast<int>(store_kind::regular))
+        reg_improving_ = improving_;
+    if (phase_ == 0) {
+        phase_ = 1;
+        count_ = timed_ = 0;
+        improving_ = true;
+        return false;
+    }
+    // The window is complete: phase 0 ran the current choice.
     const int other = 1 - first_;
-    const double keep = median(t_[first_], n_[first_]);
-    const double alt = median(t_[other], n_[other]);
+    const double keep = best_[0], alt = best_[1];
     const int w = windows_.load(std::memory_order_relaxed);
     const double margin = w == 0 ? first_margin : switch_margin;
-    if (n_[first_] > 0 && n_[other] > 0 && alt < keep * (1.0 - margin))
-        choice_.store(other, std::memory_order_relaxed);
+    bool change = alt < keep * (1.0 - margin);
+    if (reg_improving_) // regular has not shown its time yet: keep it
+        change = other == static_cast<int>(store_kind::regular);
+    choice_.store(change ? other : first_, std::memory_order_relaxed);
+    last_[first_] = keep;
+    last_[other] = alt;
+    n_mon_ = 0;
     windows_.store(w + 1, std::memory_order_relaxed);
-    step_ = -1;
-    next_window_ = calls_.load(std::memory_order_relaxed) + recheck_;
-    recheck_ = std::min(recheck_ * 2, max_recheck);
+    phase_ = -1;
+    if (reg_improving_) {
+        next_window_ = calls_.load(std::memory_order_relaxed) + confirm;
+    } else {
+        next_window_ = calls_.load(std::memory_order_relaxed) + recheck_;
+        recheck_ = std::min(recheck_ * 2, max_recheck);
+    }
+    reg_improving_ = false;
+    return true;
+}
+
+void store_tuner::last_window(double &regular, double &nt) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    regular = last_[0];
+    nt = last_[1];
 }
 
 } // namespace impl

@@ -38,27 +38,47 @@ enum class store_kind : uint8_t { regular = 0, nt = 1 };
 /// Thread-safe; concurrent executes are never blocked: only one at a time
 /// is timed, the others run the current choice.
 ///
-/// A trial window is `2 * block` consecutive executes: a block with the
-/// current choice, then a block with the other kind. The first execute of
-/// each block is not timed (it pays for the other kind's cache state); the
-/// medians of the rest decide. The first window (regular first) switches to
-/// non-temporal stores if they are `first_margin` faster; later windows,
-/// every `recheck` executes (doubling up to max_recheck), switch only if the
-/// other kind is `switch_margin` faster. A change of team size starts over.
+/// A trial window has two phases: executes with the current choice, then
+/// with the other kind. The first execute of a phase is not timed (it pays
+/// for the other kind's cache state); a phase then runs until it has
+/// `min_timed` timed executes and the last one no longer improves on the
+/// best by `settle` (regular stores may need several executes to fill a
+/// large cache again), at most `max_timed`. The best time of each phase
+/// decides: the first window (regular first) switches to non-temporal
+/// stores if they are `first_margin` faster; later windows switch only if
+/// the other kind is `switch_margin` faster. A regular phase still
+/// improving at max_timed has not shown its time: regular stores are kept
+/// and a window follows after `confirm` executes.
+///
+/// Between windows one execute in `monitor_every` is timed with the choice;
+/// when the median of `monitor_n` of those is `drift` slower than the
+/// choice's best (other buffers, other load on the machine), a window starts
+/// at once. A window also comes every `recheck` executes, from
+/// first_recheck doubling up to max_recheck. A change of team size starts
+/// over.
 class store_tuner {
 public:
-    static constexpr int block = 4;
-    static constexpr uint64_t first_recheck = 64;
-    static constexpr uint64_t max_recheck = 4096;
+    static constexpr int min_timed = 3;
+    static constexpr int max_timed = 12;
+    static constexpr uint64_t confirm = 64;
+    static constexpr double settle = 0.03;
+    static constexpr uint64_t monitor_every = 16;
+    static constexpr int monitor_n = 5;
+    static constexpr uint64_t first_recheck = 1024;
+    static constexpr uint64_t max_recheck = uint64_t(1) << 16;
     static constexpr double first_margin = 0.03;
     static constexpr double switch_margin = 0.08;
+    static constexpr double drift = 0.15;
 
     /// Starts an execute on a team of `team` threads: the store kind to use,
     /// and in `ticket` a non-negative slot when this execute is timed (pass
     /// it to finish), -1 otherwise.
     store_kind start(int team, int &ticket);
-    /// Records a timed execute.
-    void finish(int ticket, double seconds);
+    /// Records a timed execute; true when it completed a trial window (then
+    /// last_window() has its figures).
+    bool finish(int ticket, double seconds);
+    /// The best times (seconds) of each kind in the last completed window.
+    void last_window(double &regular, double &nt) const;
 
     /// The current choice (for tests and diagnostics).
     store_kind current() const {
@@ -71,15 +91,21 @@ private:
     std::atomic<int> choice_ { 0 };
     std::atomic<int> windows_ { 0 };
     std::atomic<uint64_t> calls_ { 0 };
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     // Guarded by mutex_:
     int team_ = 0;
-    int step_ = -1;            ///< position in the trial window; -1: none
-    uint64_t next_window_ = 0; ///< call index from which a window starts
+    int phase_ = -1;             ///< 0, 1: the window's phase; -1: no window
+    int count_ = 0;              ///< executes started in this phase
+    int timed_ = 0;              ///< timed executes recorded in this phase
+    int first_ = 0;              ///< kind of the window's first phase
+    double best_[2] = { 0, 0 };  ///< per phase
+    bool improving_ = true;      ///< the phase's last time improved the best
+    bool reg_improving_ = false; ///< the regular phase ended improving
+    uint64_t next_window_ = 0;   ///< call index from which a window starts
     uint64_t recheck_ = first_recheck; ///< calls between windows
-    int first_ = 0;                    ///< kind of the window's first block
-    double t_[2][block] = {};          ///< timed executes per kind
-    int n_[2] = { 0, 0 };
+    double last_[2] = { 0, 0 };        ///< per kind, the last window's best
+    double mon_[monitor_n] = {};       ///< monitored executes
+    int n_mon_ = 0;
     bool busy_ = false; ///< a timed execute is running
 };
 
