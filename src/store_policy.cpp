@@ -93,8 +93,6 @@ bool store_tuner::finish(int ticket, double seconds) {
         n_mon_ = 0;
         if (m > last_[kind] * (1.0 + drift))
             next_window_ = calls_.load(std::memory_order_relaxed);
-        else
-            last_[kind] = std::min(last_[kind], m);
         return false;
     }
     if (ticket != phase_)

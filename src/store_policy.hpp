@@ -52,8 +52,9 @@ enum class store_kind : uint8_t { regular = 0, nt = 1 };
 ///
 /// Between windows one execute in `monitor_every` is timed with the choice;
 /// when the median of `monitor_n` of those is `drift` slower than the
-/// choice's best (other buffers, other load on the machine), a window starts
-/// at once. A window also comes every `recheck` executes, from
+/// choice's best in the last window (other buffers, another load on the
+/// machine; not the few slow executes after other ops filled the caches),
+/// a window starts at once. A window also comes every `recheck` executes, from
 /// first_recheck doubling up to max_recheck. A change of team size starts
 /// over.
 class store_tuner {
@@ -68,7 +69,7 @@ public:
     static constexpr uint64_t max_recheck = uint64_t(1) << 16;
     static constexpr double first_margin = 0.03;
     static constexpr double switch_margin = 0.08;
-    static constexpr double drift = 0.15;
+    static constexpr double drift = 0.5;
 
     /// Starts an execute on a team of `team` threads: the store kind to use,
     /// and in `ticket` a non-negative slot when this execute is timed (pass
