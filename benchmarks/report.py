@@ -30,7 +30,13 @@ T_AVX2 = 0.75        # AVX2 within 25% of AVX-512 on memory-bound cases
 T_LAT_NS = 1000.0    # 1024-element execute < 1 us
 T_WARM_US = 5.0      # cache-hit compile < 5 us
 T_COLD_US = 200.0    # cold compile < 200 us
-MEMORY_BOUND = {"S2", "S3", "S4", "S5", "S6", "S7", "S8"}
+MEMORY_BOUND = {"S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9"}
+T_LOOP = 0.95        # selgraph >= the plain loop (5% noise margin)
+# Layout cases: one layout shared by every operand vs one operand transposed
+# against dst (ratio of selgraph's GB/s to the dense case of the same shape).
+SHARED_LAYOUTS = {"L1", "L2", "L3"}
+T_SHARED = 0.85
+T_TRANSPOSED = 0.5
 
 
 def base_name(run_name):
@@ -180,11 +186,75 @@ def markdown_stores(rows):
         if reg is None and nt is None:
             continue
         label = rows[k]["label"].get("selgraph_avx512", "")
-        picks = "NT" if "stores=nt" in label else "regular"
+        picks = "measured" if "stores=auto" in label else "regular"
         best = max(v for v in (reg, nt) if v is not None)
         out.append("| " + " | ".join([
             k[1], k[2], str(k[0]), picks, fmt(a5), fmt(reg), fmt(nt),
             fmt(best / a5, "{:.2f}") if a5 else "—"]) + " |")
+    out.append("")
+    return "\n".join(out)
+
+
+def layout_table(med, errors):
+    """rows[(threads, case, type)] = {impl: GB/s} for L1..L8."""
+    rows = {}
+    for name, b in med.items():
+        parts = name.split("/")
+        if len(parts) != 4 or not parts[0].startswith("L"):
+            continue
+        case, typ, thr, impl = parts
+        r = rows.setdefault((int(thr[1:]), case, typ),
+                            {"gbps": {}, "label": {}})
+        r["gbps"][impl] = gbps(b)
+        r["label"][impl] = b.get("label", "")
+    return rows
+
+
+def markdown_layouts(rows):
+    out = ["| case | type | threads | AVX-512 GB/s | dense AVX-512 | "
+           "x dense | AVX2 GB/s | dense AVX2 | x dense | loop_nd | "
+           "x loop | kernel |",
+           "|" + "---|" * 12]
+    for k in sorted(rows, key=lambda k: (k[0], case_key(k[1]),
+                                         type_key(k[2]))):
+        g = rows[k]["gbps"]
+        a5, d5 = g.get("selgraph_avx512"), g.get("dense_avx512")
+        a2, d2 = g.get("selgraph_avx2"), g.get("dense_avx2")
+        lp = g.get("loop_nd")
+        label = rows[k]["label"].get("selgraph_avx512", "")
+        kernel = label.split(" ")[1] if " " in label else label
+        out.append("| " + " | ".join([
+            k[1], k[2], str(k[0]), fmt(a5), fmt(d5),
+            fmt(a5 / d5, "{:.2f}") if a5 and d5 else "—", fmt(a2), fmt(d2),
+            fmt(a2 / d2, "{:.2f}") if a2 and d2 else "—", fmt(lp),
+            fmt(a5 / lp, "{:.2f}") if a5 and lp else "—",
+            "`" + kernel + "`"]) + " |")
+    out.append("")
+    return "\n".join(out)
+
+
+def markdown_sweep(rows):
+    """Per thread count: the worst ratio to the limit and to the plain loop
+    over the memory-bound cases in f32 and bf16 (AVX-512)."""
+    out = ["| threads | worst x limit (case) | worst x loop (case) |",
+           "|---|---|---|"]
+    for t in sorted({k[0] for k in rows}):
+        lim, loop = [], []
+        for k, r in rows.items():
+            if k[0] != t or k[1] not in MEMORY_BOUND or k[2] == "f16":
+                continue
+            g = r["gbps"]
+            a5 = g.get("selgraph_avx512")
+            if not a5:
+                continue
+            name = f"{k[1]} {k[2]}"
+            if r["limit"]:
+                lim.append((a5 / r["limit"], name))
+            peers = [g[p] for p in ("loop_rt", "loop_ct") if p in g]
+            if peers:
+                loop.append((a5 / max(peers), name))
+        w = lambda v: f"{min(v)[0]:.2f} ({min(v)[1]})" if v else "—"
+        out.append(f"| {t} | {w(lim)} | {w(loop)} |")
     out.append("")
     return "\n".join(out)
 
@@ -359,10 +429,19 @@ def main():
     md.append(markdown_peer_ratios(rows))
     md.append("### Store choice (diagnostic): the AVX-512 kernel with "
               "regular vs non-temporal stores\n")
-    md.append("`picks`: the store kind execute chose for that team: "
-              "non-temporal when the bytes an execute touches reach "
-              "nt_threshold_bytes(threads).\n")
+    md.append("`picks`: `measured` where the plan carries both store kinds "
+              "and the store policy times them (store_policy.hpp), "
+              "`regular` below its floor; `best / AVX-512`: the faster forced "
+              "kind over what the policy reached.\n")
     md.append(markdown_stores(rows))
+    md.append("### Thread sweep: worst ratios over S2-S9, f32 and bf16, "
+              "AVX-512\n")
+    md.append(markdown_sweep(rows))
+    lrows = layout_table(med, errors)
+    if lrows:
+        md.append("### Layouts: GB/s against the dense case of the same "
+                  "shape and the plain loop over the same strides\n")
+        md.append(markdown_layouts(lrows))
     lat_md, lat = markdown_latency(med)
     md.append("### Latency: execute of tiny f32 tensors (median per call)\n")
     md.append(lat_md)
@@ -370,6 +449,18 @@ def main():
     md.append("### Compile time (partition::compile, median)\n")
     md.append(comp_md)
     miss = targets(rows, lat, comp)
+    for k, r in sorted(lrows.items()):
+        g = r["gbps"]
+        for isa in ("avx512", "avx2"):
+            a, d = g.get("selgraph_" + isa), g.get("dense_" + isa)
+            want = T_SHARED if k[1] in SHARED_LAYOUTS else T_TRANSPOSED
+            if a and d and a < want * d:
+                miss.append(f"- {k[1]} {k[2]} t{k[0]} {isa}: {a / d:.2f} of "
+                            f"the dense case (target {want})")
+            lp = g.get("loop_nd")
+            if isa == "avx512" and a and lp and a < T_LOOP * lp:
+                miss.append(f"- {k[1]} {k[2]} t{k[0]}: {a / lp:.2f} of the "
+                            "plain loop")
     md.append("### Targets missed in this run\n")
     md.append("\n".join(miss) if miss else "None.")
     md.append("")

@@ -91,7 +91,9 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
         kernel_key knt = key;
         knt.nt_stores = 1;
         plan.kernel_nt = get(knt);
-        plan.tuner = std::make_shared<store_tuner>();
+        // auto: measured per partition; always: no tuner, nt stores.
+        if (policy == nt_policy::auto_)
+            plan.tuner = std::make_shared<store_tuner>();
     }
     for (int i = 0; i < op_dst; ++i)
         if (f.mode[i] == inner_mode::transposed)

@@ -254,6 +254,37 @@ TEST_P(store_policy_plans, ExecutesUnderTheTunerStayExact) {
     }
 }
 
+TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
+    // ctest runs this binary's store tests again with SELGRAPH_NT_STORES
+    // set to always and never (tests/CMakeLists.txt).
+    const char *env = std::getenv("SELGRAPH_NT_STORES");
+    const std::string policy = env ? env : "auto";
+    const si::select_nd p = make_nd({ 3, 100 }, { 3, 100 }, {}, 4);
+    const si::select_plan small = si::plan_select(p, 0);
+    const si::select_plan big = si::plan_select(p, si::nt_candidate_bytes());
+    if (policy == "always") {
+        EXPECT_TRUE(small.kernel_nt);
+        EXPECT_TRUE(big.kernel_nt);
+        EXPECT_FALSE(big.tuner);
+        // Without a tuner, execute stores non-temporally.
+        auto &g = rng();
+        nd_buffers b(p, g);
+        const si::select_kernel *used =
+                si::execute_plan(big, p, b.cond.data(), b.src0.data(),
+                                 b.src1.data(), b.dst.data(), 1);
+        ASSERT_TRUE(used);
+        EXPECT_EQ(used->key().nt_stores, 1);
+    } else if (policy == "never") {
+        EXPECT_FALSE(small.kernel_nt);
+        EXPECT_FALSE(big.kernel_nt);
+        EXPECT_FALSE(big.tuner);
+    } else {
+        EXPECT_FALSE(small.kernel_nt);
+        EXPECT_TRUE(big.kernel_nt);
+        EXPECT_TRUE(big.tuner);
+    }
+}
+
 SELGRAPH_INSTANTIATE_PER_JIT_ISA(store_policy_plans);
 
 } // namespace
