@@ -285,6 +285,24 @@ void finish(benchmark::internal::Benchmark *b) {
 
 namespace {
 
+void register_midsize() {
+    for (const bench_case &bc : midsize_cases())
+        for (int nthr : thread_counts())
+            for (auto k : { impl_kind::selgraph, impl_kind::loop_rt,
+                            impl_kind::loop_ct, impl_kind::limit_stream }) {
+                const selgraph::cpu_isa isa =
+                        k == impl_kind::selgraph
+                                ? selgraph::cpu_isa::avx512_core
+                                : selgraph::cpu_isa::isa_all;
+                case_args a { &bc, dtype::f32, nthr, k, isa, "" };
+                a.name = bc.id + "/f32/t" + std::to_string(nthr) + "/"
+                         + impl_name(k, isa);
+                finish(benchmark::RegisterBenchmark(
+                        a.name.c_str(),
+                        [a](benchmark::State &st) { bm_case(st, a); }));
+            }
+}
+
 void register_suite() {
     for (const bench_case &bc : suite())
         for (dtype t : all_types)
@@ -469,6 +487,7 @@ int main(int argc, char **argv) {
     benchmark::AddCustomContext("reps", std::to_string(g_reps));
     benchmark::AddCustomContext("min_time_s", std::to_string(g_min_time));
     register_suite();
+    register_midsize();
     register_layouts();
     register_latency();
     register_compile();

@@ -115,6 +115,19 @@ const std::vector<bench_case> &suite() {
     return cases;
 }
 
+const std::vector<bench_case> &midsize_cases() {
+    using r = role;
+    static const std::vector<bench_case> cases = {
+        make_case("M1", { 64, 1024 }, { 64, 1024 }, { 64, 1024 }, { 64, 1024 },
+                  64, 1024, r::full, r::full, r::full),
+        make_case("M2", { 256, 1024 }, { 256, 1024 }, { 256, 1024 },
+                  { 256, 1024 }, 256, 1024, r::full, r::full, r::full),
+        make_case("M3", { 1024, 1024 }, { 1024, 1024 }, { 1024, 1024 },
+                  { 1024, 1024 }, 1024, 1024, r::full, r::full, r::full),
+    };
+    return cases;
+}
+
 int64_t effective_bytes(const problem2d &p, int w) {
     return p.elems(op_cond)
            + w * (p.elems(op_src0) + p.elems(op_src1) + p.elems(op_dst));

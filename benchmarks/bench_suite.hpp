@@ -56,6 +56,11 @@ struct bench_case {
 /// S1..S9 of the suite.
 const std::vector<bench_case> &suite();
 
+/// M1..M3: dense [n/1024, 1024] with n = 64K, 256K and 1M elements, where a
+/// parallel region's fork and join weigh against the work (the thread
+/// sweep's mid-sized tensors).
+const std::vector<bench_case> &midsize_cases();
+
 /// Bytes of cond + src_0 + src_1 (as stored) + dst, the suite's byte count
 /// for effective GB/s.
 int64_t effective_bytes(const problem2d &p, int w);

@@ -83,7 +83,7 @@ def case_table(med, errors):
     rows = {}
     for name, b in med.items():
         parts = name.split("/")
-        if len(parts) != 4 or not parts[0].startswith("S"):
+        if len(parts) != 4 or parts[0][:1] not in ("S", "M"):
             continue
         case, typ, thr, impl = parts
         key = (int(thr[1:]), case, typ)
@@ -93,7 +93,7 @@ def case_table(med, errors):
         r["label"][impl] = b.get("label", "")
     for name, msg in errors.items():
         parts = name.split("/")
-        if len(parts) == 4 and parts[0].startswith("S"):
+        if len(parts) == 4 and parts[0][:1] in ("S", "M"):
             key = (int(parts[2][1:]), parts[0], parts[1])
             rows.setdefault(key, {"gbps": {}, "us": {}, "label": {}})
             rows[key].setdefault("errors", {})[parts[3]] = msg
@@ -107,7 +107,8 @@ def case_table(med, errors):
 
 
 def case_key(c):
-    return int(c[1:]) if c[1:].isdigit() else 99
+    n = int(c[1:]) if c[1:].isdigit() else 99
+    return n + (100 if c[:1] == "M" else 0)
 
 
 def type_key(t):
