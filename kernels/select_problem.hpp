@@ -67,6 +67,12 @@ struct select_folded {
     /// The outer dim (always ndims-2) along which every transposed operand
     /// is contiguous; -1 when no operand is transposed.
     int tdim = -1;
+    /// Short rows widened: the row is `rep` copies of the original row of
+    /// inner() / rep elements, and each operand in `rep_mask` (bit i for
+    /// operand i: one row vector for the whole problem, broadcast along
+    /// every outer dim) is read from a buffer holding its row `rep` times.
+    int64_t rep = 1;
+    uint8_t rep_mask = 0;
 
     bool has_transposed() const { return tdim >= 0; }
 

@@ -19,6 +19,12 @@
 //    outer dim, which becomes the row dim of a tile, placed right outside
 //    the inner dim) or strided (anything else, left to the reference
 //    kernel). The outer dims keep their byte strides, 0 where broadcast.
+// 6. A short row (under 256 bytes of dst) whose next outer dim failed to
+//    merge only because some inputs are one row vector for the whole
+//    problem (stride 0 along every outer dim) is widened: `rep` rows become
+//    one, the row vectors are read from a buffer holding their row `rep`
+//    times (built per execute), so channels-last data with a per-channel
+//    operand and few channels runs rows of hundreds of elements, not of C.
 //
 // Worked example (attention mask, f32): cond [1,1,256,256], src_0
 // [4,16,256,256], src_1 [1] (a 0-D -inf works the same), dst [4,16,256,256].
@@ -64,6 +70,57 @@ int pick_tdim(const select_folded &f, const int64_t *esize) {
         }
     }
     return best;
+}
+
+// Step 6 (see the top of the file).
+void widen_short_rows(select_folded &f, const int64_t *esize) {
+    constexpr int64_t short_row_bytes = 256, wide_row_elems = 1024;
+    const int nd = f.ndims;
+    if (nd < 2 || f.mode[op_dst] != inner_mode::vector)
+        return;
+    const int in = nd - 1, od = nd - 2;
+    const int64_t n = f.dims[in];
+    if (n * esize[op_dst] >= short_row_bytes)
+        return;
+    uint8_t rep_mask = 0;
+    for (int i = 0; i < n_operands; ++i) {
+        if (f.strides[i][od] == f.strides[i][in] * n)
+            continue; // contiguous across the two dims (or scalar in both)
+        bool row_vector = i < op_dst && f.mode[i] == inner_mode::vector;
+        for (int j = 0; j < in && row_vector; ++j)
+            row_vector = f.strides[i][j] == 0;
+        if (!row_vector)
+            return;
+        rep_mask |= static_cast<uint8_t>(1u << i);
+    }
+    if (!rep_mask)
+        return;
+    // The largest divisor of the outer dim that keeps the row within
+    // wide_row_elems.
+    const int64_t m = f.dims[od];
+    int64_t k = 1;
+    for (int64_t c = std::min(m, wide_row_elems / n); c >= 2; --c)
+        if (m % c == 0) {
+            k = c;
+            break;
+        }
+    if (k < 2)
+        return;
+    f.rep = k;
+    f.rep_mask = rep_mask;
+    f.dims[in] = n * k;
+    f.dims[od] = m / k;
+    for (int i = 0; i < n_operands; ++i)
+        f.strides[i][od] *= k; // 0 stays 0 for the row vectors
+    if (f.dims[od] == 1) {
+        // One wide row per outer index: drop the dim.
+        for (int j = od; j + 1 < nd; ++j) {
+            f.dims[j] = f.dims[j + 1];
+            for (int i = 0; i < n_operands; ++i)
+                f.strides[i][j] = f.strides[i][j + 1];
+        }
+        f.ndims = nd - 1;
+    }
 }
 
 } // namespace
@@ -154,7 +211,10 @@ select_folded fold_select(const select_nd &p) {
         f.tdim = n - 2;
     }
 
-    for (int j = 0; j < n; ++j) {
+    if (tdim < 0)
+        widen_short_rows(f, esize);
+
+    for (int j = 0; j < f.ndims; ++j) {
         uint8_t mask = 0;
         for (int i = 0; i < op_dst; ++i)
             if (f.strides[i][j] == 0)

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 
 #include <omp.h>
 
@@ -207,6 +208,23 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
     const select_folded &f = plan.folded;
     const int64_t inner = f.inner();
     const int64_t rows = f.rows();
+    // Widened short rows (broadcast.cpp, step 6): each row-vector input is
+    // read from its row repeated f.rep times, at most 1024 elements.
+    alignas(64) char rep_buf[op_dst][1024 * 8];
+    if (f.rep > 1) {
+        const void **in[op_dst] = { &cond, &src0, &src1 };
+        for (int i = 0; i < op_dst; ++i) {
+            if (!((f.rep_mask >> i) & 1))
+                continue;
+            const size_t w =
+                    i == op_cond ? 1 : static_cast<size_t>(f.elem_size);
+            const size_t row = static_cast<size_t>(inner / f.rep) * w;
+            for (int64_t k = 0; k < f.rep; ++k)
+                std::memcpy(rep_buf[i] + static_cast<size_t>(k) * row, *in[i],
+                            row);
+            *in[i] = rep_buf[i];
+        }
+    }
     // The kernel's src_0 and src_1 slots hold the user's operands swapped
     // where the plan says so.
     const int a = plan.swap ? op_src1 : op_src0;

@@ -55,12 +55,31 @@ TEST_P(kernel_nd, AttentionMaskSquare) {
                           std::string(si::kernel_isa2str(kisa())) + "_e"
                                   + std::to_string(w) + "_cv_av_bs_u4");
                 EXPECT_FALSE(pl.swap);
-                ASSERT_EQ(pl.folded.ndims, 2) << si::folded2str(pl.folded);
-                EXPECT_EQ(pl.folded.dims[0], 6);
-                EXPECT_EQ(pl.folded.dims[1], s * s);
-                EXPECT_EQ(pl.folded.strides[si::op_cond][0], 0);
-                EXPECT_EQ(pl.folded.strides[si::op_src0][0], s * s * w);
-                EXPECT_EQ(pl.folded.strides[si::op_src1][1], 0);
+                if (s * s * w >= 256) {
+                    ASSERT_EQ(pl.folded.ndims, 2) << si::folded2str(pl.folded);
+                    EXPECT_EQ(pl.folded.dims[0], 6);
+                    EXPECT_EQ(pl.folded.dims[1], s * s);
+                    EXPECT_EQ(pl.folded.rep, 1);
+                } else {
+                    // A short row with a mask row shared by all 6 rows:
+                    // widened by the largest divisor of 6 that keeps the
+                    // row within 1024 elements.
+                    int64_t rep = 1;
+                    for (int64_t k : { 6, 3, 2 })
+                        if (rep == 1 && k * s * s <= 1024)
+                            rep = k;
+                    EXPECT_EQ(pl.folded.rep, rep) << si::folded2str(pl.folded);
+                    EXPECT_EQ(pl.folded.inner(), rep * s * s);
+                    EXPECT_EQ(pl.folded.rows(), 6 / rep);
+                    EXPECT_EQ(pl.folded.rep_mask, 1u << si::op_cond);
+                }
+                const int od = pl.folded.ndims - 2; // -1: one row
+                if (od >= 0) {
+                    EXPECT_EQ(pl.folded.strides[si::op_cond][od], 0);
+                    EXPECT_EQ(pl.folded.strides[si::op_src0][od],
+                              pl.folded.inner() * w);
+                }
+                EXPECT_EQ(pl.folded.strides[si::op_src1][od + 1], 0);
                 const si::select_plan ql = si::plan_select(q, 0);
                 ASSERT_TRUE(ql.kernel);
                 EXPECT_TRUE(ql.swap);
@@ -319,6 +338,74 @@ TEST_P(kernel_nd, InPlaceDstIsSrc0) {
                           std::string(pt.name) + " in place " + nd_str(p));
             }
         }
+}
+
+TEST_P(kernel_nd, WidenedShortRows) {
+    // Channels-last data [N,C,H,W] (NHWC strides) with a per-channel
+    // operand [1,C,1,1]: rows of C elements that widen to rep * C, the
+    // per-channel row repeated rep times from a buffer (broadcast.cpp, step
+    // 6). Checked bit for bit, with threads and the non-temporal kernel,
+    // and the widening itself against the rule worked by hand.
+    auto &g = rng();
+    int fails = 0;
+    auto nhwc = [](int64_t c, int64_t h, int64_t w) {
+        return dims_t { h * w * c, 1, w * c, c };
+    };
+    for (int w : { 4, 2, 1 })
+        for (int64_t c : { 3, 16, 17, 64 })
+            for (int64_t hw : { 7, 12 }) {
+                const int64_t n = 2, h = 1;
+                const dims_t act = { n, c, h, hw }, chan = { 1, c, 1, 1 };
+                for (int port : { 0, 2 }) { // cond, then src_1 per channel
+                    nd_spec sp;
+                    sp.w = w;
+                    for (int op = 0; op < 3; ++op) {
+                        sp.in[op] = op == port ? chan : act;
+                        if (op != port)
+                            sp.strides[op] = nhwc(c, h, hw);
+                    }
+                    sp.strides[3] = nhwc(c, h, hw);
+                    const si::select_nd p = make_nd(sp);
+                    const si::select_folded f = si::fold_select(p);
+                    // Outer dims N*H*W merge (the per-channel operand is
+                    // broadcast along all of them) into m = 2 * hw; rows of
+                    // C under 256 bytes widen by m's largest divisor k with
+                    // k * C <= 1024.
+                    const int64_t m = n * h * hw;
+                    int64_t k = 1;
+                    if (c * w < 256)
+                        for (int64_t d = std::min<int64_t>(m, 1024 / c); d >= 2;
+                             --d)
+                            if (m % d == 0) {
+                                k = d;
+                                break;
+                            }
+                    EXPECT_EQ(f.rep, k) << si::folded2str(f);
+                    EXPECT_EQ(f.inner(), k * c) << si::folded2str(f);
+                    EXPECT_EQ(f.rows(), m / k) << si::folded2str(f);
+                    if (k > 1) {
+                        EXPECT_EQ(f.rep_mask, 1u << port);
+                    }
+                    for (int nthr : { 1, 3 }) {
+                        plan_run_opts o;
+                        o.nthreads = nthr;
+                        o.working_set =
+                                nthr == 3 ? si::nt_candidate_bytes() : 0;
+                        KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                                  "per-channel port " + std::to_string(port)
+                                          + " " + nd_str(p));
+                    }
+                }
+            }
+    // Not widened: the short-row operand differs per sample (cond [N,C]
+    // broadcast along H, W only), or a cond constant per row.
+    const si::select_nd per_sample =
+            make_nd({ 2, 16, 1, 1 }, { 2, 16, 5, 8 }, { 2, 16, 5, 8 }, 4);
+    EXPECT_EQ(si::fold_select(per_sample).rep, 1);
+    const si::select_nd per_row = make_nd({ 30, 1 }, { 30, 8 }, { 8 }, 4);
+    EXPECT_EQ(si::fold_select(per_row).rep, 1);
+    KT_EXPECT(fails, run_plan_case(per_row, kisa(), plan_run_opts(), g),
+              nd_str(per_row));
 }
 
 TEST_P(kernel_nd, NonTemporalPlan) {
