@@ -19,7 +19,7 @@
 //    outer dim, which becomes the row dim of a tile, placed right outside
 //    the inner dim) or strided (anything else, left to the reference
 //    kernel). The outer dims keep their byte strides, 0 where broadcast.
-// 6. A short row (under 256 bytes of dst) whose next outer dim failed to
+// 6. A short row (under 1 KiB of dst) whose next outer dim failed to
 //    merge only because some inputs are one row vector for the whole
 //    problem (stride 0 along every outer dim) is widened: `rep` rows become
 //    one, the row vectors are read from a buffer holding their row `rep`
@@ -74,7 +74,7 @@ int pick_tdim(const select_folded &f, const int64_t *esize) {
 
 // Step 6 (see the top of the file).
 void widen_short_rows(select_folded &f, const int64_t *esize) {
-    constexpr int64_t short_row_bytes = 256, wide_row_elems = 1024;
+    constexpr int64_t short_row_bytes = 1024, wide_row_elems = 1024;
     const int nd = f.ndims;
     if (nd < 2 || f.mode[op_dst] != inner_mode::vector)
         return;

@@ -55,7 +55,7 @@ TEST_P(kernel_nd, AttentionMaskSquare) {
                           std::string(si::kernel_isa2str(kisa())) + "_e"
                                   + std::to_string(w) + "_cv_av_bs_u4");
                 EXPECT_FALSE(pl.swap);
-                if (s * s * w >= 256) {
+                if (s * s * w >= 1024) {
                     ASSERT_EQ(pl.folded.ndims, 2) << si::folded2str(pl.folded);
                     EXPECT_EQ(pl.folded.dims[0], 6);
                     EXPECT_EQ(pl.folded.dims[1], s * s);
@@ -369,11 +369,11 @@ TEST_P(kernel_nd, WidenedShortRows) {
                     const si::select_folded f = si::fold_select(p);
                     // Outer dims N*H*W merge (the per-channel operand is
                     // broadcast along all of them) into m = 2 * hw; rows of
-                    // C under 256 bytes widen by m's largest divisor k with
+                    // C under 1 KiB widen by m's largest divisor k with
                     // k * C <= 1024.
                     const int64_t m = n * h * hw;
                     int64_t k = 1;
-                    if (c * w < 256)
+                    if (c * w < 1024)
                         for (int64_t d = std::min<int64_t>(m, 1024 / c); d >= 2;
                              --d)
                             if (m % d == 0) {
