@@ -1,5 +1,5 @@
 // selgraph example: one Select op through the whole Graph API flow
-// (graph -> partitions -> compile -> execute), twice:
+// (graph -> partitions -> compile -> execute), three times:
 //
 //  1. The 3x2 example of the OpenVINO Select-1 specification, checked
 //     against the values the specification gives.
@@ -7,6 +7,9 @@
 //     cond [1,1,S,S] keeps the scores src_0 [B,H,S,S] on and below the
 //     diagonal and puts src_1, a 0-D -inf, above it. Every element is
 //     checked against a naive loop.
+//  3. An integer Select from a generation loop, where(mask, token_ids,
+//     pad_id): s64 token ids, a u8 mask of the finished positions and a 0-D
+//     pad id; ids above 2^53 show that nothing goes through floating point.
 //
 // The program returns 0 when every element matches, 1 otherwise.
 #include <cmath>
@@ -172,6 +175,62 @@ int run_attention_mask(selgraph::engine &eng, selgraph::stream &strm) {
     return mismatches ? 1 : 0;
 }
 
+// where(mask, token_ids, pad_id) on s64, with a u8 mask.
+int run_token_padding(selgraph::engine &eng, selgraph::stream &strm) {
+    const int64_t B = 3, T = 10;
+    const lt mask(20, dt::u8, { B, T }, layout::strided);
+    const lt ids(21, dt::s64, { B, T }, layout::strided);
+    const lt pad(22, dt::s64, lt::dims {}, layout::strided); // 0-D
+    const lt dst(23, dt::s64, layout::any);
+
+    selgraph::partition part = make_select_partition(mask, ids, pad, dst);
+    selgraph::compiled_partition cp =
+            part.compile({ mask, ids, pad }, { dst }, eng);
+    const lt dst_c = cp.query_logical_tensor(dst.get_id());
+
+    // Row b keeps its first 4 + 3 * b tokens; the rest become pad_id.
+    std::vector<uint8_t> keep(static_cast<size_t>(B * T));
+    std::vector<int64_t> token_ids(static_cast<size_t>(B * T));
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < T; ++t) {
+            const size_t i = static_cast<size_t>(b * T + t);
+            keep[i] = t < 4 + 3 * b ? 1 : 0;
+            token_ids[i] = (int64_t(1) << 53) + 1 + b * 1000 + t;
+        }
+    int64_t pad_id = -1;
+    std::vector<int64_t> out(dst_c.get_mem_size() / sizeof(int64_t), 0);
+
+    selgraph::tensor t_mask(mask, eng, keep.data());
+    selgraph::tensor t_ids(ids, eng, token_ids.data());
+    selgraph::tensor t_pad(pad, eng, &pad_id);
+    selgraph::tensor t_dst(dst_c, eng, out.data());
+    cp.execute(strm, { t_mask, t_ids, t_pad }, { t_dst });
+    strm.wait();
+
+    int64_t mismatches = 0;
+    for (size_t i = 0; i < out.size(); ++i)
+        mismatches += out[i] != (keep[i] ? token_ids[i] : pad_id);
+    std::printf("\nToken padding: dst = mask[%lld,%lld] (u8) ? token_ids (s64) "
+                ": pad_id (0-D s64)\n",
+                static_cast<long long>(B), static_cast<long long>(T));
+    for (int64_t b = 0; b < B; ++b) {
+        std::printf("  row %lld:", static_cast<long long>(b));
+        for (int64_t t = 0; t < T; ++t) {
+            const int64_t v = out[static_cast<size_t>(b * T + t)];
+            if (v == pad_id)
+                std::printf(" pad");
+            else
+                std::printf(" 2^53+%lld",
+                            static_cast<long long>(v - (int64_t(1) << 53)));
+        }
+        std::printf("\n");
+    }
+    std::printf("  checked against a naive loop: %s (%lld mismatches)\n",
+                mismatches ? "MISMATCH" : "ok",
+                static_cast<long long>(mismatches));
+    return mismatches ? 1 : 0;
+}
+
 } // namespace
 
 int main() {
@@ -180,6 +239,7 @@ int main() {
         selgraph::stream strm(eng);
         int failures = run_openvino_example(eng, strm);
         failures += run_attention_mask(eng, strm);
+        failures += run_token_padding(eng, strm);
         std::printf("%s\n", failures ? "FAILED" : "PASSED");
         return failures ? 1 : 0;
     } catch (const selgraph::error &e) {

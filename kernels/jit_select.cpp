@@ -4,17 +4,20 @@
 // non-temporal stores.
 //
 // Per element: dst = cond ? src_0 : src_1, moved as raw bits (an integer
-// blend of 1-, 2- or 4-byte lanes: bf16/f16 need no conversion and NaN
+// blend of 1-, 2-, 4- or 8-byte lanes: no type needs a conversion, and NaN
 // payloads and -0.0 survive).
 //
 // Cond bytes become a lane mask directly:
-//   AVX-512: vptestmb k, c, c on E cond bytes (E = lanes per vector), then
-//            vpblendm{b,w,d} dst{k}, src_1, src_0.
-//   AVX2:    widen E cond bytes to lanes (vpmovzxbd/bw), compare with zero
-//            (lanes of all ones where cond is false), vpblendvb.
+//   AVX-512: vptestmb k, c, c on E cond bytes (E = lanes per vector; 8
+//            bytes, loaded with vmovq, for 8-byte lanes), then
+//            vpblendm{b,w,d,q} dst{k}, src_1, src_0.
+//   AVX2:    widen E cond bytes to lanes (vpmovzxb{w,d,q}), compare with
+//            zero (lanes of all ones where cond is false), vpblendvb.
 // Tails: AVX-512 uses an opmask for the cond bytes, the loads and the
 // store, so no byte outside a tensor is touched; AVX2 finishes the row one
-// element at a time with scalar moves (it has no byte-granular masks).
+// element at a time with scalar moves and cmov (32-bit registers for 1- to
+// 4-byte elements, 64-bit ones for 8-byte elements), as it has no
+// byte-granular masks.
 //
 // Cond constant along the row (per-row or 0-D cond): the row is a copy from
 // (or a fill with) the chosen source, decided once per row.
@@ -110,6 +113,7 @@ private:
     // The register holding `lanes_` cond bytes (AVX-512).
     Xmm cond_bytes(int u) const {
         switch (lanes_) {
+            case 8:
             case 16: return Xmm(vidx_cond(u));
             case 32: return Ymm(vidx_cond(u));
             default: return Zmm(vidx_cond(u));
@@ -133,8 +137,11 @@ private:
             case 2:
                 masked ? vmovdqu16(v | k_tail_ | T_z, a) : vmovdqu16(v, a);
                 break;
-            default:
+            case 4:
                 masked ? vmovdqu32(v | k_tail_ | T_z, a) : vmovdqu32(v, a);
+                break;
+            default:
+                masked ? vmovdqu64(v | k_tail_ | T_z, a) : vmovdqu64(v, a);
                 break;
         }
     }
@@ -144,7 +151,8 @@ private:
             switch (w_) {
                 case 1: vmovdqu8(a | k_tail_, v); break;
                 case 2: vmovdqu16(a | k_tail_, v); break;
-                default: vmovdqu32(a | k_tail_, v); break;
+                case 4: vmovdqu32(a | k_tail_, v); break;
+                default: vmovdqu64(a | k_tail_, v); break;
             }
         } else if (key_.nt_stores) {
             vmovntdq(a, v);
@@ -156,7 +164,8 @@ private:
         switch (w_) {
             case 1: vpbroadcastb(v, ptr[base]); break;
             case 2: vpbroadcastw(v, ptr[base]); break;
-            default: vpbroadcastd(v, ptr[base]); break;
+            case 4: vpbroadcastd(v, ptr[base]); break;
+            default: vpbroadcastq(v, ptr[base]); break;
         }
     }
 
@@ -174,6 +183,8 @@ private:
             const Opmask kc = Opmask(1 + u);
             if (masked)
                 vmovdqu8(c | k_tail_ | T_z, ptr[cond_addr(off)]);
+            else if (lanes_ == 8)
+                vmovq(c, qword[cond_addr(off)]); // 8 bytes, no further
             else
                 vmovdqu8(c, ptr[cond_addr(off)]);
             if (key_.invert_cond)
@@ -184,7 +195,8 @@ private:
             switch (w_) {
                 case 1: vpblendmb(vd | kc, vb, va); break;
                 case 2: vpblendmw(vd | kc, vb, va); break;
-                default: vpblendmd(vd | kc, vb, va); break;
+                case 4: vpblendmd(vd | kc, vb, va); break;
+                default: vpblendmq(vd | kc, vb, va); break;
             }
         } else {
             const Vmm c = Vmm(vidx_cond(u));
@@ -197,9 +209,13 @@ private:
                     vpmovzxbw(c, ptr[cond_addr(off)]);
                     vpcmpeqw(c, c, vmm_zero_);
                     break;
-                default:
+                case 4:
                     vpmovzxbd(c, ptr[cond_addr(off)]);
                     vpcmpeqd(c, c, vmm_zero_);
+                    break;
+                default:
+                    vpmovzxbq(c, ptr[cond_addr(off)]);
+                    vpcmpeqq(c, c, vmm_zero_);
                     break;
             }
             // c has all-ones lanes where cond is zero: take src_1 there.
@@ -244,7 +260,8 @@ private:
         switch (w_) {
             case 1: movzx(r.cvt32(), byte[a]); break;
             case 2: movzx(r.cvt32(), word[a]); break;
-            default: mov(r.cvt32(), dword[a]); break;
+            case 4: mov(r.cvt32(), dword[a]); break;
+            default: mov(r, qword[a]); break;
         }
     }
     void store_elem(const Reg64 &r) {
@@ -252,17 +269,21 @@ private:
         switch (w_) {
             case 1: mov(byte[a], r.cvt8()); break;
             case 2: mov(word[a], r.cvt16()); break;
-            default: mov(dword[a], r.cvt32()); break;
+            case 4: mov(dword[a], r.cvt32()); break;
+            default: mov(qword[a], r); break;
         }
     }
     void select_elem() {
         load_elem(reg_tmp_, reg_src0_, key_.src0_scalar);
         load_elem(reg_tmp2_, reg_src1_, key_.src1_scalar);
         cmp(byte[cond_addr(0)], 0);
+        // 8-byte elements need the whole 64-bit registers.
+        const Reg d = w_ == 8 ? Reg(reg_tmp_) : Reg(reg_tmp_.cvt32());
+        const Reg s = w_ == 8 ? Reg(reg_tmp2_) : Reg(reg_tmp2_.cvt32());
         if (key_.invert_cond)
-            cmovne(reg_tmp_.cvt32(), reg_tmp2_.cvt32());
+            cmovne(d, s);
         else
-            cmove(reg_tmp_.cvt32(), reg_tmp2_.cvt32());
+            cmove(d, s);
         store_elem(reg_tmp_);
     }
     void copy_elem(const Reg64 &src, bool scalar) {
@@ -288,6 +309,8 @@ private:
                 shr(reg_lim_, 1);
             if (w_ == 4)
                 shr(reg_lim_, 2);
+            if (w_ == 8)
+                shr(reg_lim_, 3);
             cmp(reg_lim_, reg_n_);
             cmova(reg_lim_, reg_n_);
             Label l_head, l_head_done;
@@ -456,9 +479,9 @@ std::shared_ptr<const select_kernel> make(const kernel_key &key) {
 
 std::shared_ptr<const select_kernel>
 create_jit_select_kernel(const kernel_key &key) {
-    const bool key_ok =
-            (key.elem_size == 1 || key.elem_size == 2 || key.elem_size == 4)
-            && key.unroll >= 1 && key.unroll <= 4;
+    const bool key_ok = (key.elem_size == 1 || key.elem_size == 2
+                         || key.elem_size == 4 || key.elem_size == 8)
+                        && key.unroll >= 1 && key.unroll <= 4;
     if (!key_ok)
         fail(status::unimplemented, "Select JIT: no kernel for ",
              kernel_name(key));

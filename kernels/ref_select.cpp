@@ -61,10 +61,15 @@ void ref_select(const select_nd &p, const void *cond, const void *src0,
                      static_cast<const uint16_t *>(src1),
                      static_cast<uint16_t *>(dst), nthreads);
             break;
-        default:
+        case 4:
             ref_rows(p, c, static_cast<const uint32_t *>(src0),
                      static_cast<const uint32_t *>(src1),
                      static_cast<uint32_t *>(dst), nthreads);
+            break;
+        default:
+            ref_rows(p, c, static_cast<const uint64_t *>(src0),
+                     static_cast<const uint64_t *>(src1),
+                     static_cast<uint64_t *>(dst), nthreads);
             break;
     }
 }

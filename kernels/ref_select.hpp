@@ -1,6 +1,6 @@
 // The portable reference kernel: executes every valid Select (any rank, any
 // broadcast, any non-negative strides) and is the oracle of the JIT kernels.
-// It moves bits: elements are copied as raw 1-, 2- or 4-byte words.
+// It moves bits: elements are copied as raw 1-, 2-, 4- or 8-byte words.
 #ifndef SELGRAPH_KERNELS_REF_SELECT_HPP
 #define SELGRAPH_KERNELS_REF_SELECT_HPP
 

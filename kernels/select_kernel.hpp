@@ -37,7 +37,7 @@ const char *kernel_isa2str(kernel_isa isa);
 /// scalar source when cond is a vector.
 struct kernel_key {
     kernel_isa isa;
-    uint8_t elem_size;   ///< 1, 2 or 4 bytes
+    uint8_t elem_size;   ///< 1, 2, 4 or 8 bytes
     uint8_t cond_scalar; ///< cond constant along the row
     uint8_t invert_cond; ///< take src_0 where cond is zero
     uint8_t src0_scalar;
@@ -58,7 +58,7 @@ struct kernel_key_hash {
     size_t operator()(const kernel_key &k) const {
         uint64_t v = 0;
         v = v * 4 + static_cast<uint64_t>(k.isa);
-        v = v * 8 + k.elem_size;
+        v = v * 16 + k.elem_size;
         v = v * 2 + k.cond_scalar;
         v = v * 2 + k.invert_cond;
         v = v * 2 + k.src0_scalar;

@@ -29,7 +29,8 @@ struct select_nd {
     int64_t dims[max_ndims] = {};
     /// Element strides per operand; 0 where broadcast.
     int64_t strides[n_operands][max_ndims] = {};
-    int elem_size = 4; ///< bytes of a src/dst element; cond is 1 byte
+    int elem_size = 4; ///< bytes of a src/dst element (1, 2, 4 or 8); cond
+                       ///< is 1 byte
 
     /// Element count; 0 as soon as a dim is 0, so that the huge dims of an
     /// empty tensor never overflow.

@@ -41,6 +41,12 @@ const char *dtype2str(data_type dt) {
         case data_type::f8_e4m3: return "f8_e4m3";
         case data_type::s4: return "s4";
         case data_type::u4: return "u4";
+        case data_type::f64: return "f64";
+        case data_type::s64: return "s64";
+        case data_type::u16: return "u16";
+        case data_type::s16: return "s16";
+        case data_type::u32: return "u32";
+        case data_type::u64: return "u64";
     }
     return "unknown";
 }
@@ -62,7 +68,7 @@ std::string dims2str(const dim *d, int n) {
     for (int i = 0; i < n; ++i) {
         if (i)
             s += ",";
-        s += d[i] < 0 ? std::string("?") : std::to_string(d[i]);
+        s += is_unknown_dim(d[i]) ? std::string("?") : std::to_string(d[i]);
     }
     return s + "]";
 }
@@ -73,10 +79,16 @@ std::string dims2str(const dims &d) {
 
 size_t dtype_size(data_type dt) {
     switch (dt) {
+        case data_type::f64:
+        case data_type::s64:
+        case data_type::u64: return 8;
         case data_type::f32:
-        case data_type::s32: return 4;
+        case data_type::s32:
+        case data_type::u32: return 4;
         case data_type::f16:
-        case data_type::bf16: return 2;
+        case data_type::bf16:
+        case data_type::s16:
+        case data_type::u16: return 2;
         case data_type::s8:
         case data_type::u8:
         case data_type::boolean:

@@ -33,6 +33,11 @@ std::string dims2str(const dim *d, int n);
 /// Bytes per element; 0 for types without a byte size (undef, s4, u4).
 size_t dtype_size(data_type dt);
 
+/// A dim or stride that means "unknown": unknown_dim or -1.
+inline bool is_unknown_dim(dim d) {
+    return d == logical_tensor::unknown_dim || d == -1;
+}
+
 /// a * b and a + b on non-negative values; false on overflow of int64.
 bool mul_ok(int64_t a, int64_t b, int64_t &r);
 bool add_ok(int64_t a, int64_t b, int64_t &r);

@@ -175,8 +175,9 @@ partition::compile(const std::vector<logical_tensor> &inputs,
                  " is not an input of the partition");
     }
     const broadcast_mode mode = select_broadcast_mode(o);
-    const dims dst_dims = infer_select_dst_shape(o.id, mode, in_dims[0],
-                                                 in_dims[1], in_dims[2]);
+    const select_shapes shapes = infer_select_shapes(
+            o.id, mode, select_axis(o), in_dims[0], in_dims[1], in_dims[2]);
+    const dims &dst_dims = shapes.dst;
     {
         // Element counts must fit in 64 bits, with headroom for the bytes
         // moved per element; an empty dst never overflows.
@@ -186,7 +187,7 @@ partition::compile(const std::vector<logical_tensor> &inputs,
         bool ok = true;
         for (dim d : dst_dims)
             ok = ok && mul_ok(n, d, n);
-        if (!empty && (!ok || !mul_ok(n, 16, n)))
+        if (!empty && (!ok || !mul_ok(n, 32, n)))
             fail(status::invalid_shape, "Select op ", o.id, ": port dst ",
                  dims2str(dst_dims), " (the broadcast of cond ",
                  dims2str(in_dims[0]), ", src_0 ", dims2str(in_dims[1]),
@@ -228,8 +229,7 @@ partition::compile(const std::vector<logical_tensor> &inputs,
         const dims s = out.get_strides();
         const bool known =
                 std::all_of(s.begin(), s.end(), [](dim x) { return x >= 0; });
-        const bool unknown =
-                std::all_of(s.begin(), s.end(), [](dim x) { return x == -1; });
+        const bool unknown = std::all_of(s.begin(), s.end(), is_unknown_dim);
         if (!known && !unknown)
             fail(status::invalid_shape, "Select op ", o.id, ": port dst ",
                  "(logical tensor ", out.get_id(), ") dims ",
@@ -268,8 +268,8 @@ partition::compile(const std::vector<logical_tensor> &inputs,
         }
     }
 
-    // The N-d problem: operands right-aligned to dst, stride 0 where
-    // broadcast.
+    // The N-d problem: operands placed on dst as shape inference says
+    // (right-aligned, or at pdpd's axis), stride 0 where broadcast.
     select_nd &nd = cp->nd;
     nd.ndims = static_cast<int>(dst_dims.size());
     nd.elem_size = static_cast<int>(dtype_size(out.get_data_type()));
@@ -278,10 +278,11 @@ partition::compile(const std::vector<logical_tensor> &inputs,
     for (int port = 0; port < n_operands; ++port) {
         const dims d = port < 3 ? in_dims[port] : dst_dims;
         const dims s = port < 3 ? strides_of(cp->ports[port], d) : dst_strides;
-        const int shift = nd.ndims - static_cast<int>(d.size());
+        const int shift = port < 3 ? shapes.offset[port] : 0;
+        const int n = static_cast<int>(d.size());
         for (int i = 0; i < nd.ndims; ++i) {
             const int j = i - shift;
-            nd.strides[port][i] = (j < 0 || d[j] == 1) ? 0 : s[j];
+            nd.strides[port][i] = (j < 0 || j >= n || d[j] == 1) ? 0 : s[j];
         }
     }
     cp->plan = plan_select(nd, select_touched_bytes(nd));
@@ -293,13 +294,13 @@ partition::compile(const std::vector<logical_tensor> &inputs,
 
     const std::string dt = dtype2str(out.get_data_type());
     cp->verbose_desc =
-            "cond:boolean src_0:" + dt + " src_1:" + dt + " dst:" + dt
-            + ",cond:" + shape_str(cp->ports[0]) + " src_0:"
-            + shape_str(cp->ports[1]) + " src_1:" + shape_str(cp->ports[2])
-            + " dst:" + shape_str(cp->ports[3]) + ",cond:"
-            + strides_str(cp->ports[0]) + " src_0:" + strides_str(cp->ports[1])
-            + " src_1:" + strides_str(cp->ports[2])
-            + " dst:" + strides_str(cp->ports[3]);
+            "cond:" + std::string(dtype2str(cp->ports[0].get_data_type()))
+            + " src_0:" + dt + " src_1:" + dt + " dst:" + dt + ",cond:"
+            + shape_str(cp->ports[0]) + " src_0:" + shape_str(cp->ports[1])
+            + " src_1:" + shape_str(cp->ports[2]) + " dst:"
+            + shape_str(cp->ports[3]) + ",cond:" + strides_str(cp->ports[0])
+            + " src_0:" + strides_str(cp->ports[1]) + " src_1:"
+            + strides_str(cp->ports[2]) + " dst:" + strides_str(cp->ports[3]);
     if (verbose_level() >= 2)
         verbose_print(std::string("selgraph_verbose,compile,cpu,select,")
                       + cp->plan.impl_str() + "," + cp->plan.kernel_str() + ","
@@ -397,7 +398,8 @@ void compiled_partition::execute(stream &astream,
             fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
                  ": port ", pn, " (logical tensor ", lt.get_id(),
                  ") has a null data handle for ", cp.mem_size[port], " bytes");
-        // Elements are accessed as whole 2- or 4-byte words, as in oneDNN.
+        // Elements are accessed as whole 2-, 4- or 8-byte words, as in
+        // oneDNN.
         const size_t align = port == op_cond ? 1 : cp.nd.elem_size;
         if (reinterpret_cast<uintptr_t>(t.get_data_handle()) % align != 0)
             fail(status::invalid_arguments, "execute: Select op ", cp.op_id,

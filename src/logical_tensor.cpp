@@ -15,6 +15,16 @@ void check_ndims(size_t tid, int64_t n) {
              " are supported");
 }
 
+// Dims are known (>= 0) or unknown (unknown_dim or -1).
+void check_dims(size_t tid, const logical_tensor::dims &d) {
+    for (size_t i = 0; i < d.size(); ++i)
+        if (d[i] < 0 && !is_unknown_dim(d[i]))
+            fail(status::invalid_shape, "logical tensor ", tid, ": dim ", i,
+                 " of ", dims2str(d), " is ", d[i],
+                 "; a dim is non-negative, or -1 or unknown_dim (",
+                 logical_tensor::unknown_dim, ") when unknown");
+}
+
 } // namespace
 
 logical_tensor::logical_tensor() = default;
@@ -40,6 +50,7 @@ logical_tensor::logical_tensor(size_t tid, data_type dtype, const dims &adims,
                                layout_type ltype, property_type ptype)
     : logical_tensor(tid, dtype, static_cast<int32_t>(adims.size()), ltype,
                      ptype) {
+    check_dims(tid, adims);
     std::copy(adims.begin(), adims.end(), dims_);
     if (ltype == layout_type::strided) {
         // Dense row-major strides where every dim is known, as oneDNN does.

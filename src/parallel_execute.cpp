@@ -191,7 +191,7 @@ struct tiled_runner {
 int plan_threads(const select_plan &plan, int nthreads) {
     const select_folded &f = plan.folded;
     const int64_t nelems = f.rows() * f.inner();
-    const int64_t bytes = nelems > INT64_MAX / 16
+    const int64_t bytes = nelems > INT64_MAX / 32
                                   ? INT64_MAX
                                   : nelems * (1 + 3 * f.elem_size);
     return static_cast<int>(std::min<int64_t>(

@@ -38,11 +38,24 @@ inline selgraph::stream &cpu_stream() {
     return strm;
 }
 
+// Sizes and names written out from the type tables of oneDNN and DirectML,
+// not taken from the library.
 inline size_t elem_size(dt t) {
     switch (t) {
-        case dt::f32: return 4;
+        case dt::f64:
+        case dt::s64:
+        case dt::u64: return 8;
+        case dt::f32:
+        case dt::s32:
+        case dt::u32: return 4;
         case dt::bf16:
-        case dt::f16: return 2;
+        case dt::f16:
+        case dt::s16:
+        case dt::u16: return 2;
+        case dt::s8:
+        case dt::u8:
+        case dt::f8_e5m2:
+        case dt::f8_e4m3:
         case dt::boolean: return 1;
         default: return 0;
     }
@@ -50,16 +63,36 @@ inline size_t elem_size(dt t) {
 
 inline const char *dt_name(dt t) {
     switch (t) {
-        case dt::f32: return "f32";
-        case dt::bf16: return "bf16";
+        case dt::undef: return "undef";
         case dt::f16: return "f16";
-        case dt::boolean: return "boolean";
+        case dt::bf16: return "bf16";
+        case dt::f32: return "f32";
         case dt::s32: return "s32";
         case dt::s8: return "s8";
         case dt::u8: return "u8";
-        case dt::undef: return "undef";
-        default: return "other";
+        case dt::f64: return "f64";
+        case dt::boolean: return "boolean";
+        case dt::f8_e5m2: return "f8_e5m2";
+        case dt::f8_e4m3: return "f8_e4m3";
+        case dt::s4: return "s4";
+        case dt::u4: return "u4";
+        case dt::s64: return "s64";
+        case dt::u16: return "u16";
+        case dt::s16: return "s16";
+        case dt::u32: return "u32";
+        case dt::u64: return "u64";
     }
+    return "other";
+}
+
+// The data types Select takes for src_0, src_1 and dst.
+inline const std::vector<dt> &all_select_types() {
+    static const std::vector<dt> v = { dt::f64,     dt::s64,     dt::u64,
+                                       dt::f32,     dt::s32,     dt::u32,
+                                       dt::bf16,    dt::f16,     dt::s16,
+                                       dt::u16,     dt::s8,      dt::u8,
+                                       dt::f8_e5m2, dt::f8_e4m3, dt::boolean };
+    return v;
 }
 
 inline std::string dims_str(const dims &d) {
@@ -106,13 +139,19 @@ inline void expect_error(const std::function<void()> &fn, status st,
 // ---------------------------------------------------------------------------
 // Graph construction.
 
+// No axis attribute on the op.
+constexpr int64_t no_axis = INT64_MIN;
+
 inline selgraph::op make_select_op(size_t op_id, const lt &c, const lt &a,
                                    const lt &b, const lt &d,
-                                   const char *bcast = nullptr) {
+                                   const char *bcast = nullptr,
+                                   int64_t axis = no_axis) {
     selgraph::op o(op_id, selgraph::op::kind::Select, { c, a, b }, { d },
                    "select");
     if (bcast)
         o.set_attr(selgraph::op::attr::auto_broadcast, bcast);
+    if (axis != no_axis)
+        o.set_attr<int64_t>(selgraph::op::attr::axis, axis);
     return o;
 }
 
@@ -120,9 +159,10 @@ inline selgraph::op make_select_op(size_t op_id, const lt &c, const lt &a,
 inline selgraph::partition select_partition(const lt &c, const lt &a,
                                             const lt &b, const lt &d,
                                             size_t op_id = 1,
-                                            const char *bcast = nullptr) {
+                                            const char *bcast = nullptr,
+                                            int64_t axis = no_axis) {
     selgraph::graph g(selgraph::engine::kind::cpu);
-    g.add_op(make_select_op(op_id, c, a, b, d, bcast));
+    g.add_op(make_select_op(op_id, c, a, b, d, bcast, axis));
     g.finalize();
     auto parts = g.get_partitions();
     if (parts.size() != 1)
@@ -131,10 +171,12 @@ inline selgraph::partition select_partition(const lt &c, const lt &a,
 }
 
 // Compiles a Select whose declared logical tensors are the compile ones.
-inline selgraph::compiled_partition
-compile_select(const lt &c, const lt &a, const lt &b, const lt &d,
-               size_t op_id = 1, const char *bcast = nullptr) {
-    return select_partition(c, a, b, d, op_id, bcast)
+inline selgraph::compiled_partition compile_select(const lt &c, const lt &a,
+                                                   const lt &b, const lt &d,
+                                                   size_t op_id = 1,
+                                                   const char *bcast = nullptr,
+                                                   int64_t axis = no_axis) {
+    return select_partition(c, a, b, d, op_id, bcast, axis)
             .compile({ c, a, b }, { d }, cpu_engine());
 }
 
@@ -220,12 +262,15 @@ struct buffer {
     void fill(uint8_t v) { std::memset(data(), v, bytes); }
 };
 
-// Independent naive Select: walks dst in row-major order and right-aligns
-// each operand (dim 1 = broadcast). Strides in elements.
+// Independent naive Select: walks dst in row-major order and places each
+// operand on dst (dim 1 = broadcast): right-aligned, or with its dim 0 on
+// dst dim `at` (pdpd's axis; dims falling past dst's last are trailing 1s).
+// Strides in elements.
 struct view {
     const void *ptr;
     dims d;
     dims s;
+    int at = -1; // -1: right-aligned
 };
 
 inline void naive_select(const dims &dst_dims, const dims &dst_strides,
@@ -236,8 +281,9 @@ inline void naive_select(const dims &dst_dims, const dims &dst_strides,
     std::vector<int64_t> idx(r, 0);
     auto offset = [&](const view &v) {
         int64_t off = 0;
-        const size_t shift = r - v.d.size();
-        for (size_t k = 0; k < v.d.size(); ++k)
+        const size_t shift =
+                v.at < 0 ? r - v.d.size() : static_cast<size_t>(v.at);
+        for (size_t k = 0; k < v.d.size() && k + shift < r; ++k)
             off += (v.d[k] == 1 ? 0 : idx[k + shift]) * v.s[k];
         return off;
     };
@@ -285,8 +331,8 @@ same_bytes(const uint8_t *got, const uint8_t *want, size_t n, size_t esize) {
         ++i;
     const size_t e = i / esize;
     auto word = [&](const uint8_t *p) {
-        uint32_t v = 0;
-        std::memcpy(&v, p + e * esize, std::min<size_t>(esize, 4));
+        uint64_t v = 0;
+        std::memcpy(&v, p + e * esize, std::min<size_t>(esize, 8));
         return v;
     };
     size_t ndiff = 0;
@@ -310,8 +356,13 @@ struct operand_desc {
 
 struct select_case {
     dt type = dt::f32;
+    dt cond_type = dt::boolean;
     operand_desc cond, src0, src1, dst; // dst.d: the expected dst dims
     const char *bcast = nullptr;
+    // With bcast "pdpd": the axis attribute (no_axis: not set, -1), and
+    // where cond and src_1 start on dst, worked out by the test.
+    int64_t axis = no_axis;
+    int cond_at = -1, src1_at = -1;
     bool dst_unknown_dims = false; // compile dst with unknown ndims
     size_t dst_misalign_elems = 0;
     uint32_t seed = 1;
@@ -329,19 +380,19 @@ inline lt make_lt(size_t id, dt t, const operand_desc &o) {
 
 inline void run_select_case(const select_case &sc) {
     SCOPED_TRACE(testing::Message()
-                 << dt_name(sc.type) << " cond " << dims_str(sc.cond.d)
-                 << " src_0 " << dims_str(sc.src0.d) << " src_1 "
-                 << dims_str(sc.src1.d) << " dst " << dims_str(sc.dst.d)
-                 << " seed " << sc.seed);
+                 << dt_name(sc.type) << " cond (" << dt_name(sc.cond_type)
+                 << ") " << dims_str(sc.cond.d) << " src_0 "
+                 << dims_str(sc.src0.d) << " src_1 " << dims_str(sc.src1.d)
+                 << " dst " << dims_str(sc.dst.d) << " seed " << sc.seed);
     const size_t es = elem_size(sc.type);
-    const lt lc = make_lt(0, dt::boolean, sc.cond);
+    const lt lc = make_lt(0, sc.cond_type, sc.cond);
     const lt la = make_lt(1, sc.type, sc.src0);
     const lt lb = make_lt(2, sc.type, sc.src1);
     const lt ld = sc.dst_unknown_dims ? lt(3, sc.type, lyt::strided)
                                       : make_lt(3, sc.type, sc.dst);
     selgraph::compiled_partition cp;
     try {
-        cp = select_partition(lc, la, lb, ld, 7, sc.bcast)
+        cp = select_partition(lc, la, lb, ld, 7, sc.bcast, sc.axis)
                      .compile({ lc, la, lb }, { ld }, cpu_engine());
     } catch (const selgraph::error &e) {
         FAIL() << "compile failed: " << e.what();
@@ -374,10 +425,12 @@ inline void run_select_case(const select_case &sc) {
     out.fill(0xA5);
     buffer want(dn);
     want.fill(0xA5);
-    naive_select(sc.dst.d, dst_strides, want.data(),
-                 { in[0].data(), sc.cond.d, strides_or_dense(sc.cond) },
-                 { in[1].data(), sc.src0.d, strides_or_dense(sc.src0) },
-                 { in[2].data(), sc.src1.d, strides_or_dense(sc.src1) }, es);
+    naive_select(
+            sc.dst.d, dst_strides, want.data(),
+            { in[0].data(), sc.cond.d, strides_or_dense(sc.cond), sc.cond_at },
+            { in[1].data(), sc.src0.d, strides_or_dense(sc.src0) },
+            { in[2].data(), sc.src1.d, strides_or_dense(sc.src1), sc.src1_at },
+            es);
 
     std::vector<selgraph::tensor> ins = {
         selgraph::tensor(lc, cpu_engine(), in[0].data()),

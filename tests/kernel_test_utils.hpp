@@ -176,20 +176,36 @@ inline const std::vector<uint64_t> &sweep_sizes() {
 // Data.
 
 /// Bit patterns that a float-aware (instead of bit-moving) kernel would
-/// change: NaN payloads, signalling NaNs, -0.0, denormals, infinities.
-inline const std::vector<uint32_t> &special_bits(int w) {
-    static const std::vector<uint32_t> s4 = {
+/// change: NaN payloads, signalling NaNs, -0.0, denormals, infinities; for
+/// 8 bytes also the s64/u64 extremes; for 1 byte the f8 NaNs and -0.0.
+inline const std::vector<uint64_t> &special_bits(int w) {
+    static const std::vector<uint64_t> s8 = {
+        0x7ff8000000000001ull, // f64 quiet NaN with a payload
+        0x7ff0000000000001ull, // f64 signalling NaN
+        0xfff123456789abcdull, // negative NaN, payload
+        0x8000000000000000ull, // -0.0, INT64_MIN
+        0x0000000000000000ull,
+        0x0000000000000001ull, // smallest denormal
+        0x800fffffffffffffull, // negative denormal
+        0x7ff0000000000000ull, // +inf
+        0xfff0000000000000ull, // -inf
+        0xffffffffffffffffull, // -1, UINT64_MAX
+        0x7fffffffffffffffull, // INT64_MAX
+        0x00000000ffffffffull, // differs from its neighbours in one half
+        0xffffffff00000000ull,
+    };
+    static const std::vector<uint64_t> s4 = {
         0x7fc00001u, 0x7f800001u, 0xffbfffffu, 0xffc12345u,
         0x80000000u, 0x00000000u, 0x00000001u, 0x807fffffu,
         0x7f800000u, 0xff800000u, 0xffffffffu, 0x7fffffffu
     };
-    static const std::vector<uint32_t> s2 = { 0x7fc1u, 0x7e01u, 0x7c01u,
+    static const std::vector<uint64_t> s2 = { 0x7fc1u, 0x7e01u, 0x7c01u,
                                               0xff81u, 0x8000u, 0x0000u,
                                               0x0001u, 0x8001u, 0x7f80u,
                                               0xfc00u, 0xffffu, 0x7fffu };
-    static const std::vector<uint32_t> s1 = { 0x00u, 0x80u, 0xffu,
-                                              0x7fu, 0x01u, 0xfeu };
-    return w == 4 ? s4 : w == 2 ? s2 : s1;
+    static const std::vector<uint64_t> s1 = { 0x00u, 0x80u, 0xffu, 0x7fu,
+                                              0x01u, 0xfeu, 0x7eu, 0xfcu };
+    return w == 8 ? s8 : w == 4 ? s4 : w == 2 ? s2 : s1;
 }
 
 inline std::mt19937_64 &rng() {
@@ -202,8 +218,8 @@ inline void fill_values(void *p, size_t n, int w, std::mt19937_64 &g) {
     auto *b = static_cast<uint8_t *>(p);
     const auto &sp = special_bits(w);
     for (size_t i = 0; i < n; ++i) {
-        uint64_t r = g();
-        uint32_t v = static_cast<uint32_t>(r >> 32);
+        const uint64_t r = g();
+        uint64_t v = w == 8 ? g() : r >> 32;
         if ((r & 7) == 0)
             v = sp[(r >> 3) % sp.size()];
         std::memcpy(b + i * w, &v, w); // little endian: the low bytes
@@ -248,9 +264,9 @@ inline ::testing::AssertionResult bytes_equal(const void *got, const void *want,
         }
     auto hex = [&](const uint8_t *p) {
         char buf[32];
-        uint32_t v = 0;
+        unsigned long long v = 0;
         std::memcpy(&v, p, std::min<size_t>(w, bytes - first));
-        std::snprintf(buf, sizeof(buf), "0x%0*x", 2 * w, v);
+        std::snprintf(buf, sizeof(buf), "0x%0*llx", 2 * w, v);
         return std::string(buf);
     };
     return ::testing::AssertionFailure()

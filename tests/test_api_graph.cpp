@@ -191,7 +191,7 @@ TEST(ApiGraph, GetPartitionsBeforeFinalizeIsInvalidGraph) {
 TEST(ApiGraph, AddOpWithoutExceptionReturnsStatus) {
     graph g(selgraph::engine::kind::cpu);
     select_lts l = lts_2x3();
-    l.c = lt(0, dt::u8, { 2, 3 }, lyt::strided);
+    l.c = lt(0, dt::s8, { 2, 3 }, lyt::strided);
     EXPECT_EQ(g.add_op(select_op(1, l), false), status::invalid_data_type);
     op two_inputs(2, op::kind::Select, { l.a, l.b }, { l.d });
     EXPECT_EQ(g.add_op(two_inputs, false), status::invalid_graph_op);
@@ -269,39 +269,40 @@ TEST(ApiSchema, WrongArityIsInvalidGraphOp) {
     }
 }
 
-TEST(ApiSchema, CondMustBeBoolean) {
-    for (dt t : { dt::u8, dt::f32, dt::s8, dt::s32, dt::bf16, dt::undef }) {
+TEST(ApiSchema, CondMustBeBooleanOrU8) {
+    for (dt t : { dt::s8, dt::f32, dt::s32, dt::bf16, dt::undef, dt::f64,
+                  dt::s64, dt::u16, dt::u4 }) {
         select_lts l = lts_2x3();
         l.c = lt(0, t, { 2, 3 }, lyt::strided);
         graph g(selgraph::engine::kind::cpu);
         EXPECT_SG_ERROR(g.add_op(select_op(13, l)), status::invalid_data_type,
-                        "Select op 13", "port cond", dt_name(t), "boolean");
+                        "Select op 13", "port cond", dt_name(t),
+                        "boolean or u8");
         EXPECT_EQ(g.add_op(select_op(13, l), false), status::invalid_data_type);
     }
+    for (dt t : { dt::boolean, dt::u8 }) {
+        select_lts l = lts_2x3();
+        l.c = lt(0, t, { 2, 3 }, lyt::strided);
+        graph g(selgraph::engine::kind::cpu);
+        EXPECT_EQ(g.add_op(select_op(13, l), false), status::success)
+                << dt_name(t);
+    }
 }
 
-TEST(ApiSchema, Src0MustBeFloatingType) {
-    for (dt t : { dt::s32, dt::s8, dt::u8, dt::boolean, dt::undef }) {
-        // All of src_0, src_1, dst agree; only the type itself is wrong.
-        const select_lts l { lt(0, dt::boolean, { 2, 3 }, lyt::strided),
-                             lt(1, t, { 2, 3 }, lyt::strided),
-                             lt(2, t, { 2, 3 }, lyt::strided),
-                             lt(3, t, { 2, 3 }, lyt::strided) };
-        graph g(selgraph::engine::kind::cpu);
-        EXPECT_SG_ERROR(g.add_op(select_op(14, l)), status::invalid_data_type,
-                        "Select op 14", "src_0", "f32");
-    }
+TEST(ApiSchema, Src0MustHaveAType) {
+    // All of src_0, src_1, dst agree; only the type itself is wrong.
     const select_lts l { lt(0, dt::boolean, { 2, 3 }, lyt::strided),
-                         lt(1, dt::s32, { 2, 3 }, lyt::strided),
-                         lt(2, dt::s32, { 2, 3 }, lyt::strided),
-                         lt(3, dt::s32, { 2, 3 }, lyt::strided) };
+                         lt(1, dt::undef, { 2, 3 }, lyt::strided),
+                         lt(2, dt::undef, { 2, 3 }, lyt::strided),
+                         lt(3, dt::undef, { 2, 3 }, lyt::strided) };
     graph g(selgraph::engine::kind::cpu);
     EXPECT_SG_ERROR(g.add_op(select_op(14, l)), status::invalid_data_type,
-                    "port src_0", "s32");
+                    "Select op 14", "port src_0", "undef", "f64", "s64", "u8",
+                    "f8_e4m3", "boolean");
 }
 
-TEST(ApiSchema, AllThreeValueTypesAccepted) {
-    for (dt t : { dt::f32, dt::bf16, dt::f16 }) {
+TEST(ApiSchema, EveryTypeWithAByteWidthAccepted) {
+    for (dt t : all_select_types()) {
         graph g(selgraph::engine::kind::cpu);
         EXPECT_EQ(g.add_op(select_op(1, lts_2x3(t)), false), status::success)
                 << dt_name(t);
@@ -332,13 +333,13 @@ TEST(ApiSchema, Src1AndDstMustMatchSrc0Type) {
 }
 
 TEST(ApiSchema, AutoBroadcastValues) {
-    for (const char *v : { "numpy", "none" }) {
+    for (const char *v : { "numpy", "none", "pdpd" }) {
         graph g(selgraph::engine::kind::cpu);
         op o = select_op(1, lts_2x3());
         o.set_attr(op::attr::auto_broadcast, v);
         EXPECT_EQ(g.add_op(o, false), status::success) << v;
     }
-    for (const char *v : { "pdpd", "", "NUMPY", "explicit", "numpy " }) {
+    for (const char *v : { "PDPD", "", "NUMPY", "explicit", "numpy " }) {
         graph g(selgraph::engine::kind::cpu);
         op o = select_op(18, lts_2x3());
         o.set_attr(op::attr::auto_broadcast, v);

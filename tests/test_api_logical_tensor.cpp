@@ -30,7 +30,8 @@ TEST(ApiLogicalTensor, UnknownNdims) {
 TEST(ApiLogicalTensor, KnownNdimsUnknownDims) {
     const lt t(7, dt::f16, 3, lyt::strided, lt::property_type::constant);
     EXPECT_EQ(t.get_ndims(), 3);
-    EXPECT_EQ(t.get_dims(), (dims { -1, -1, -1 }));
+    EXPECT_EQ(t.get_dims(),
+              (dims { lt::unknown_dim, lt::unknown_dim, lt::unknown_dim }));
     EXPECT_EQ(t.get_property_type(), lt::property_type::constant);
     EXPECT_SG_ERROR(t.get_mem_size(), status::invalid_shape, "7");
     const lt partial(8, dt::f32, { -1, 4 }, lyt::strided);

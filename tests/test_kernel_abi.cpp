@@ -1,6 +1,6 @@
 // The generated kernels through the kernel ABI directly
 // (create_jit_select_kernel + a hand-made select_call_args), bit for bit
-// against impl::ref_select: every kernel_key (element sizes 1, 2 and 4,
+// against impl::ref_select: every kernel_key (element sizes 1, 2, 4, 8,
 // scalar/vector operands, inverted cond, unrolls, non-temporal stores),
 // row lengths around the vector and unroll widths, several rows with padded
 // or broadcast (stride 0) rows, misaligned pointers, every dst alignment of
@@ -16,12 +16,12 @@ namespace {
 
 using kernel_abi = isa_test;
 
-/// Every valid key (element sizes 1, 2, 4; unrolls 1..4; nt or not)
+/// Every valid key (element sizes 1, 2, 4, 8; unrolls 1..4; nt or not)
 /// except cond_scalar with invert_cond, which the dispatcher never makes
 /// and which has its own test; `nt_only`: the nt keys with unroll 1 and 4.
 std::vector<si::kernel_key> all_keys(si::kernel_isa isa, bool nt_only) {
     std::vector<si::kernel_key> keys;
-    for (int w : { 1, 2, 4 })
+    for (int w : { 1, 2, 4, 8 })
         for (int cs = 0; cs < 2; ++cs)
             for (int inv = 0; inv < 2; ++inv) {
                 if (cs && inv)
@@ -103,8 +103,8 @@ TEST_P(kernel_abi, KeyAndNameContract) {
     struct bad {
         int w, u;
     };
-    for (const bad b : { bad { 3, 4 }, bad { 8, 4 }, bad { 0, 4 }, bad { 4, 0 },
-                         bad { 4, 5 }, bad { 2, 16 } }) {
+    for (const bad b : { bad { 3, 4 }, bad { 16, 4 }, bad { 0, 4 },
+                         bad { 4, 0 }, bad { 4, 5 }, bad { 2, 16 } }) {
         si::kernel_key k {};
         k.isa = kisa();
         k.elem_size = static_cast<uint8_t>(b.w);
@@ -130,7 +130,7 @@ TEST_P(kernel_abi, AllKeysAllSizesBitExact) {
             for (int layout = 0; layout < 2; ++layout) {
                 // Inputs misaligned in the second layout.
                 const size_t mis = layout ? 1 : 0;
-                const size_t cap = static_cast<size_t>(rows) * (n + 16) * 4;
+                const size_t cap = static_cast<size_t>(rows) * (n + 16) * 8;
                 canary_buf cond(cap, mis * 3), a(cap, mis * 4),
                         b(cap, mis * 12);
                 fill_cond(cond.data(), cap, g);
@@ -178,7 +178,7 @@ TEST_P(kernel_abi, NonTemporalEveryDstAlignment) {
                                       255, 256, 257, 300, 513, 1000 };
     for (uint64_t n : sizes) {
         const uint64_t rows = 2;
-        const size_t cap = rows * (n + 8) * 4;
+        const size_t cap = rows * (n + 8) * 8;
         canary_buf cond(cap), a(cap, 4), b(cap, 8);
         fill_cond(cond.data(), cap, g);
         int filled_w = 0;
@@ -213,10 +213,10 @@ TEST_P(kernel_abi, NonTemporalEveryDstAlignment) {
 
 TEST_P(kernel_abi, CondBytesAndSpecialValues) {
     // cond[i] = i for every byte value: only 0 is false. The sources hold
-    // NaN payloads, -0.0 and raw 16-bit patterns that a float blend or a
-    // conversion would change. Expected values are written out here,
-    // independently of the reference kernel.
-    for (int w : { 1, 2, 4 })
+    // NaN payloads, -0.0, s64/u64 extremes and raw 8- and 16-bit patterns
+    // that a float blend or a conversion would change. Expected values are
+    // written out here, independently of the reference kernel.
+    for (int w : { 1, 2, 4, 8 })
         for (int inv = 0; inv < 2; ++inv)
             for (uint64_t n : { 256u, 255u, 300u }) {
                 si::kernel_key k {};
@@ -230,8 +230,8 @@ TEST_P(kernel_abi, CondBytesAndSpecialValues) {
                         want(n * w);
                 for (uint64_t i = 0; i < n; ++i) {
                     cond[i] = static_cast<uint8_t>(i);
-                    const uint32_t va = sp[i % sp.size()];
-                    const uint32_t vb = sp[(i + 5) % sp.size()] ^ 0x1u;
+                    const uint64_t va = sp[i % sp.size()];
+                    const uint64_t vb = sp[(i + 5) % sp.size()] ^ 0x1u;
                     std::memcpy(&a[i * w], &va, w);
                     std::memcpy(&b[i * w], &vb, w);
                     const bool c = cond[i] != 0;
@@ -469,7 +469,7 @@ TEST_P(kernel_abi_jit, CondScalarInvertIsHonouredOrRejected) {
     // create_jit_select_kernel must refuse the key.
     ASSERT_TRUE(jit()) << "instantiated for the JIT ISAs only";
     int fails = 0;
-    for (int w : { 1, 2, 4 })
+    for (int w : { 1, 2, 4, 8 })
         for (int as = 0; as < 2; ++as)
             for (int bs = 0; bs < 2; ++bs) {
                 si::kernel_key k {};

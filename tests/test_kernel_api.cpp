@@ -1,11 +1,11 @@
 // The kernels through the public API (graph, partition::compile,
 // compiled_partition::execute), per ISA: results bit for bit against the
 // same partition compiled with the NONE cap and against the naive oracle
-// for f32, bf16 and f16; the JIT of the ISA taken by compile (through the
-// global cache, and through SELGRAPH_VERBOSE / SELGRAPH_JIT_DUMP in a child
-// process); compiling again hits the cache; many std::threads executing one
-// compiled partition at once; in-place and strided dst; W^X of the
-// generated code.
+// for every data type Select takes, with a boolean or a u8 cond; the JIT of the
+// ISA taken by compile (through the global cache, and through SELGRAPH_VERBOSE
+// / SELGRAPH_JIT_DUMP in a child process); compiling again hits the cache; many
+// std::threads executing one compiled partition at once; in-place and strided
+// dst; W^X of the generated code.
 #include <sys/wait.h>
 
 #include <atomic>
@@ -24,11 +24,37 @@ using lt_layout = sg::logical_tensor::layout_type;
 
 using kernel_api = isa_test;
 
+/// Every type Select takes, with its size in bytes and its name (written
+/// out here, not taken from the library).
+struct type_info {
+    dt t;
+    int size;
+    const char *name;
+};
+const std::vector<type_info> &select_types() {
+    static const std::vector<type_info> v = {
+        { dt::f32, 4, "f32" },         { dt::bf16, 2, "bf16" },
+        { dt::f16, 2, "f16" },         { dt::f64, 8, "f64" },
+        { dt::s64, 8, "s64" },         { dt::u64, 8, "u64" },
+        { dt::s32, 4, "s32" },         { dt::u32, 4, "u32" },
+        { dt::s16, 2, "s16" },         { dt::u16, 2, "u16" },
+        { dt::s8, 1, "s8" },           { dt::u8, 1, "u8" },
+        { dt::f8_e5m2, 1, "f8_e5m2" }, { dt::f8_e4m3, 1, "f8_e4m3" },
+        { dt::boolean, 1, "boolean" },
+    };
+    return v;
+}
 int dt_size(dt t) {
-    return t == dt::f32 ? 4 : 2;
+    for (const auto &ti : select_types())
+        if (ti.t == t)
+            return ti.size;
+    return 0;
 }
 const char *dt_name(dt t) {
-    return t == dt::f32 ? "f32" : t == dt::bf16 ? "bf16" : "f16";
+    for (const auto &ti : select_types())
+        if (ti.t == t)
+            return ti.name;
+    return "?";
 }
 
 sg::engine &cpu_engine() {
@@ -45,9 +71,10 @@ struct api_select {
 };
 
 api_select compile_select(dt t, const dims_t &c, const dims_t &a,
-                          const dims_t &b, const dims_t &dst_strides = {}) {
+                          const dims_t &b, const dims_t &dst_strides = {},
+                          dt cond_t = dt::boolean) {
     api_select s;
-    s.in[0] = sg::logical_tensor(1, dt::boolean, c, lt_layout::strided);
+    s.in[0] = sg::logical_tensor(1, cond_t, c, lt_layout::strided);
     s.in[1] = sg::logical_tensor(2, t, a, lt_layout::strided);
     s.in[2] = sg::logical_tensor(3, t, b, lt_layout::strided);
     const sg::logical_tensor dst_decl(4, t, lt_layout::strided);
@@ -95,14 +122,21 @@ TEST_P(kernel_api, MatchesNoneCapAndOracle) {
     auto &g = rng();
     int fails = 0;
     EXPECT_EQ(to_kernel_isa(sg::get_effective_cpu_isa()), kisa());
-    for (dt t : { dt::f32, dt::bf16, dt::f16 })
-        for (int64_t n : { 1, 15, 16, 17, 33, 64, 129, 1000 })
+    const std::vector<int64_t> all_n = { 1, 15, 16, 17, 33, 64, 129, 1000 };
+    const std::vector<int64_t> few_n = { 1, 17, 129 };
+    int k = 0;
+    for (const auto &ti : select_types())
+        for (int64_t n : ti.t == dt::f32 || ti.size == 8 ? all_n : few_n)
             for (const auto &pt : broadcast_patterns(3, n)) {
-                const api_select s = compile_select(t, pt.c, pt.a, pt.b);
+                const dt t = ti.t;
+                // cond alternates between boolean and u8 (DirectML's).
+                const dt ct = ++k % 2 ? dt::boolean : dt::u8;
+                const api_select s =
+                        compile_select(t, pt.c, pt.a, pt.b, {}, ct);
                 api_select ref;
                 {
                     sg::impl::scoped_isa_cap none(sg::cpu_isa::none);
-                    ref = compile_select(t, pt.c, pt.a, pt.b);
+                    ref = compile_select(t, pt.c, pt.a, pt.b, {}, ct);
                 }
                 const int w = dt_size(t);
                 EXPECT_EQ(s.dst.get_mem_size(), span_bytes(s.nd, 3));
@@ -116,8 +150,9 @@ TEST_P(kernel_api, MatchesNoneCapAndOracle) {
                         b.dst.data());
                 execute(ref, b.cond.data(), b.src0.data(), b.src1.data(),
                         none_dst.data());
-                const std::string desc = std::string(dt_name(t)) + " " + pt.name
-                                         + " " + nd_str(s.nd);
+                const std::string desc = std::string(dt_name(t)) + " cond "
+                                         + dt_name(ct) + " " + pt.name + " "
+                                         + nd_str(s.nd);
                 KT_EXPECT(fails,
                           bytes_equal(b.dst.data(), none_dst.data(),
                                       b.dst.size(), w),
@@ -134,7 +169,7 @@ TEST_P(kernel_api, CompileTakesTheJitOfTheIsa) {
     // With an empty global cache, compile must generate exactly the kernel
     // of the ISA under test (none for NONE), and a second identical
     // compile must hit the cache.
-    for (dt t : { dt::f32, dt::bf16, dt::f16 })
+    for (dt t : { dt::f32, dt::bf16, dt::f16, dt::f64, dt::s8 })
         for (const auto &pt : broadcast_patterns(4, 100)) {
             clear_global_cache();
             auto &cache = si::kernel_cache::global();
@@ -190,7 +225,7 @@ TEST_P(kernel_api, AttentionMaskPublic) {
 TEST_P(kernel_api, InPlaceAndStridedDst) {
     auto &g = rng();
     int fails = 0;
-    for (dt t : { dt::f32, dt::f16 })
+    for (dt t : { dt::f32, dt::f16, dt::s64 })
         for (int64_t n : { 1, 16, 17, 100, 257 }) {
             const int w = dt_size(t);
             // In place: dst shares src_0's buffer, as get_inplace_ports says.
@@ -321,7 +356,7 @@ std::string perms_of(const void *addr) {
 TEST_P(kernel_api, GeneratedCodeIsNeverWritableAndExecutable) {
     std::vector<si::kernel_ptr> keep;
     if (jit()) {
-        for (int w : { 1, 2, 4 })
+        for (int w : { 1, 2, 4, 8 })
             for (int nt = 0; nt < 2; ++nt)
                 for (int cs = 0; cs < 2; ++cs) {
                     si::kernel_key k {};

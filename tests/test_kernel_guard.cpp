@@ -55,7 +55,7 @@ std::vector<si::kernel_key> guard_keys(si::kernel_isa isa, int w, int unroll) {
 TEST_P(kernel_guard, KernelAbiEveryPatternEveryTail) {
     auto &g = rng();
     int fails = 0;
-    for (int w : { 1, 2, 4 })
+    for (int w : { 1, 2, 4, 8 })
         for (int unroll : { 4, 1 }) {
             const auto keys = guard_keys(kisa(), w, unroll);
             std::vector<std::shared_ptr<const si::select_kernel>> kernels;
@@ -64,7 +64,7 @@ TEST_P(kernel_guard, KernelAbiEveryPatternEveryTail) {
                                         : nullptr);
             const uint64_t nmax = 2 * unroll * lanes(w) + 1;
             const uint64_t rows = 2;
-            guard_set gs(rows * nmax * 4);
+            guard_set gs(rows * nmax * w);
             ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
             for (uint64_t n = 1; n <= nmax; ++n) {
                 gs.fill(g);
@@ -126,31 +126,16 @@ TEST_P(kernel_guard, PlanEveryBroadcastPatternEveryTail) {
     // non-temporal variant on every other length.
     auto &g = rng();
     int fails = 0;
-    struct pat {
-        const char *name;
-        dims_t c, a, b;
-    };
-    for (int w : { 4, 2, 1 }) {
+    for (int w : { 8, 4, 2, 1 }) {
         const int64_t nmax = 2 * 4 * lanes(w) + 1;
         const int64_t r = 2;
         // Largest operand: [2,3,r,n].
         guard_set gs(static_cast<size_t>(6 * r * nmax * w));
         ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
         for (int64_t n = 1; n <= nmax; ++n) {
-            const std::vector<pat> pats = {
-                { "all_vector", { r, n }, { r, n }, { r, n } },
-                { "cond_per_row", { r, 1 }, { r, n }, { r, n } },
-                { "cond_0d", {}, { r, n }, { r, n } },
-                { "cond_row_vector", { n }, { r, n }, { r, n } },
-                { "src0_row_vector", { r, n }, { n }, { r, n } },
-                { "src0_0d", { r, n }, {}, { r, n } },
-                { "src1_0d", { r, n }, { r, n }, {} },
-                { "src0_per_row", { r, n }, { r, 1 }, { r, n } },
-                { "outer_product_srcs", { r, n }, { r, 1 }, { 1, n } },
-                { "cond_per_row_src1_0d", { r, 1 }, { r, n }, {} },
-                { "cond_0d_src0_0d", {}, {}, { r, n } },
-                { "attention_mask", { 1, 1, r, n }, { 2, 3, r, n }, {} },
-            };
+            // Every pattern of broadcast_patterns (the largest operand is
+            // [2,3,r,n]).
+            const std::vector<pattern> pats = broadcast_patterns(r, n);
             // Both sources scalar along the row: explicit stride-0 rows.
             nd_spec both;
             both.w = w;
@@ -165,11 +150,10 @@ TEST_P(kernel_guard, PlanEveryBroadcastPatternEveryTail) {
             gs.fill(g);
             for (const auto &pr : probs) {
                 const si::select_nd &p = pr.second;
-                const pat pt { pr.first.c_str(), {}, {}, {} };
                 const si::select_plan plan = si::plan_select(
                         p, n % 2 ? si::nt_candidate_bytes() : 0);
                 KT_EXPECT(fails, plan_takes(plan, kisa(), jit()),
-                          std::string(pt.name) + " " + nd_str(p));
+                          pr.first + " " + nd_str(p));
                 for (bool at_end : { true, false })
                     KT_EXPECT(
                             fails,
@@ -179,7 +163,7 @@ TEST_P(kernel_guard, PlanEveryBroadcastPatternEveryTail) {
                                        const void *a, const void *b, void *d) {
                                         si::ref_select(q, c, a, b, d, 1);
                                     }),
-                            std::string(pt.name) + " " + nd_str(p)
+                            pr.first + " " + nd_str(p)
                                     + (at_end ? " at end" : " at begin"));
             }
         }
@@ -191,7 +175,7 @@ TEST_P(kernel_guard, ReferenceKernelStridedAgainstGuards) {
     // stay inside the tensors too.
     auto &g = rng();
     int fails = 0;
-    for (int w : { 4, 2 })
+    for (int w : { 8, 4, 2 })
         for (int64_t n = 1; n <= 70; ++n) {
             nd_spec s;
             s.w = w;

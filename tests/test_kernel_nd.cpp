@@ -2,7 +2,8 @@
 // (plan_select + execute_plan, the ISA capped per test) against
 // impl::ref_select on the select_nd, bit for bit, with the naive oracle
 // checking ref_select itself: every inner/outer broadcast pattern, element
-// sizes 4, 2 (f32, bf16/f16) and 1, row lengths around the vector and
+// sizes 8 (f64, s64, u64), 4 (f32, s32, u32), 2 (bf16, f16, s16, u16) and
+// 1 (s8, u8, f8, boolean), row lengths around the vector and
 // unroll widths, ranks 0..8, zero-size dims, strided inputs and outputs,
 // in-place, non-temporal plans, threads, and thousands of random shapes.
 // Each case also checks that the JIT of the ISA under test ran (kernel key
@@ -18,7 +19,7 @@ TEST_P(kernel_nd, BroadcastPatternsAllSizes) {
     auto &g = rng();
     int fails = 0;
     const size_t nt = si::nt_candidate_bytes();
-    for (int w : { 4, 2, 1 })
+    for (int w : { 8, 4, 2, 1 })
         for (int64_t r : { 1, 3 })
             for (uint64_t un : sweep_sizes()) {
                 const auto n = static_cast<int64_t>(un);
@@ -39,7 +40,7 @@ TEST_P(kernel_nd, AttentionMaskSquare) {
     // swapped form; the folding of the worked example in broadcast.cpp.
     auto &g = rng();
     int fails = 0;
-    for (int w : { 4, 2, 1 })
+    for (int w : { 8, 4, 2, 1 })
         for (int64_t s : { 1, 2, 7, 16, 33, 64, 100 }) {
             const si::select_nd p =
                     make_nd({ 1, 1, s, s }, { 2, 3, s, s }, {}, w);
@@ -209,7 +210,7 @@ TEST_P(kernel_nd, Ranks0To8) {
     int fails = 0;
     for (int rank = 0; rank <= 8; ++rank)
         for (int i = 0; i < 120; ++i) {
-            const int w = i % 3 == 0 ? 4 : i % 3 == 1 ? 2 : 1;
+            const int w = 8 >> (i % 4);
             const random_case rc = random_nd(g, rank, 3000, w, false, false);
             plan_run_opts o;
             o.in_place = rc.in_place;
@@ -217,7 +218,7 @@ TEST_P(kernel_nd, Ranks0To8) {
                       "rank " + std::to_string(rank) + " " + nd_str(rc.p));
         }
     // Rank 0: every operand 0-D, and all-ones shapes up to rank 8.
-    for (int w : { 4, 2, 1 })
+    for (int w : { 8, 4, 2, 1 })
         for (int rank = 0; rank <= 8; ++rank) {
             const dims_t ones(rank, 1);
             const si::select_nd p = make_nd(ones, {}, ones, w);
@@ -240,7 +241,7 @@ TEST_P(kernel_nd, ZeroSizeDims) {
         { { 2, 3, 0, 4 }, { 2, 3, 0, 4 }, {} },
     };
     int fails = 0;
-    for (int w : { 4, 2, 1 })
+    for (int w : { 8, 4, 2, 1 })
         for (const auto &sh : shapes) {
             const si::select_nd p = make_nd(sh[0], sh[1], sh[2], w);
             ASSERT_EQ(p.nelems(), 0) << nd_str(p);
@@ -261,7 +262,7 @@ TEST_P(kernel_nd, ZeroSizeDims) {
 TEST_P(kernel_nd, StridedInputsAndOutputs) {
     auto &g = rng();
     int fails = 0;
-    for (int w : { 4, 2 })
+    for (int w : { 8, 4, 2 })
         for (int64_t n : { 1, 5, 16, 17, 33, 64, 100, 257 }) {
             const int64_t r = 3;
             struct strided_case {
@@ -324,7 +325,7 @@ TEST_P(kernel_nd, StridedInputsAndOutputs) {
 TEST_P(kernel_nd, InPlaceDstIsSrc0) {
     auto &g = rng();
     int fails = 0;
-    for (int w : { 4, 2, 1 })
+    for (int w : { 8, 4, 2, 1 })
         for (uint64_t un : sweep_sizes()) {
             const auto n = static_cast<int64_t>(un);
             for (const auto &pt : broadcast_patterns(3, n)) {
@@ -414,7 +415,7 @@ TEST_P(kernel_nd, NonTemporalPlan) {
     auto &g = rng();
     int fails = 0;
     const size_t thr = si::nt_candidate_bytes();
-    for (int w : { 4, 2, 1 })
+    for (int w : { 8, 4, 2, 1 })
         for (int64_t n : { 1, 15, 16, 17, 63, 64, 65, 129, 1000 }) {
             const si::select_nd p = make_nd({ 3, n }, { 3, n }, {}, w);
             if (jit()) {
@@ -466,7 +467,7 @@ TEST_P(kernel_nd, ThreadsSplitRowsAndChunks) {
         { { 100003 }, { 1 }, { 100003 } },
         { { 3000, 1 }, { 3000, 40 }, { 40 } },
     };
-    for (int w : { 4, 2 })
+    for (int w : { 8, 4, 2 })
         for (const auto &bc : cases) {
             const si::select_nd p = make_nd(bc.c, bc.a, bc.b, w);
             for (int nthr : { 1, 2, 3, 4, 7 }) {
@@ -488,7 +489,7 @@ TEST_P(kernel_nd, RandomShapes) {
     const int count = 6000;
     for (int i = 0; i < count; ++i) {
         const int rank = static_cast<int>(g() % 7);
-        const int w = i % 3 == 0 ? 4 : i % 3 == 1 ? 2 : 1;
+        const int w = 8 >> (i % 4);
         const int64_t max_elems = i % 50 == 0 ? 60000 : 2000;
         const random_case rc = random_nd(g, rank, max_elems, w, true, true);
         plan_run_opts o;
@@ -514,7 +515,7 @@ TEST_P(kernel_nd, RandomLargeShapesThreaded) {
     std::mt19937_64 g(777);
     int fails = 0;
     for (int i = 0; i < 150; ++i) {
-        const int w = i % 3 == 0 ? 4 : i % 3 == 1 ? 2 : 1;
+        const int w = 8 >> (i % 4);
         random_case rc;
         for (int tries = 0; tries < 100; ++tries) {
             const int rank = 1 + static_cast<int>(g() % 5);
@@ -537,7 +538,7 @@ TEST_P(kernel_nd, RandomLargeShapesThreaded) {
 TEST_P(kernel_nd, CondBytesAllValuesThroughPlan) {
     // A row-vector cond holding every byte value, broadcast over rows;
     // expected values written out independently of ref_select.
-    for (int w : { 4, 2, 1 }) {
+    for (int w : { 8, 4, 2, 1 }) {
         const int64_t n = 256, r = 3;
         const si::select_nd p = make_nd({ n }, { r, n }, {}, w);
         const si::select_plan plan = si::plan_select(p, 0);
@@ -547,7 +548,11 @@ TEST_P(kernel_nd, CondBytesAllValuesThroughPlan) {
         for (int64_t i = 0; i < n; ++i)
             cond[i] = static_cast<uint8_t>(i);
         fill_values(a.data(), r * n, w, rng());
-        const uint32_t neg_inf = w == 4 ? 0xff800000u : 0xff80u;
+        // -inf of f64, f32 and bf16; an f8_e5m2 -inf for one byte.
+        const uint64_t neg_inf = w == 8   ? 0xfff0000000000000ull
+                                 : w == 4 ? 0xff800000u
+                                 : w == 2 ? 0xff80u
+                                          : 0xfcu;
         std::memcpy(b.data(), &neg_inf, w);
         for (int64_t i = 0; i < r * n; ++i)
             std::memcpy(&want[i * w], cond[i % n] ? &a[i * w] : b.data(), w);

@@ -63,10 +63,17 @@ public:
 
     /// Number of dimensions a logical tensor can have (as `DNNL_MAX_NDIMS`).
     static constexpr int max_ndims = 12;
-    /// An unknown dimension, or an unknown number of dimensions.
-    static constexpr dim unknown_dim = -1;
+    /// An unknown dimension (or stride), equal to oneDNN v3's
+    /// `DNNL_GRAPH_UNKNOWN_DIM`. -1 means unknown as well; any other
+    /// negative dim is rejected (`invalid_shape`).
+    static constexpr dim unknown_dim = INT64_MIN;
     static constexpr int32_t unknown_ndims = -1;
 
+    /// Element types. Every value oneDNN has is numerically equal to
+    /// oneDNN's `dnnl_data_type_t` (`dnnl::graph::logical_tensor::data_type`),
+    /// so a `static_cast` or a serialized value means the same type. u16,
+    /// s16, u32 and u64, which oneDNN lacks (DirectML has them), are
+    /// selgraph extensions numbered from 256, clear of oneDNN's values.
     enum class data_type {
         undef = 0,
         f16 = 1,
@@ -75,11 +82,18 @@ public:
         s32 = 4,
         s8 = 5,
         u8 = 6,
-        boolean = 7,
-        f8_e5m2 = 8,
-        f8_e4m3 = 9,
-        s4 = 10,
-        u4 = 11,
+        f64 = 7,
+        boolean = 8,
+        f8_e5m2 = 9,
+        f8_e4m3 = 10,
+        s4 = 11,
+        u4 = 12,
+        s64 = 16,
+        // selgraph extensions (not in oneDNN)
+        u16 = 256,
+        s16 = 257,
+        u32 = 258,
+        u64 = 259,
     };
 
     enum class layout_type { undef = 0, any = 1, strided = 2, opaque = 3 };
@@ -98,7 +112,9 @@ public:
     logical_tensor(size_t tid, data_type dtype,
                    layout_type ltype = layout_type::undef);
 
-    /// Dims and a layout type (strided means dense row-major strides).
+    /// Dims and a layout type (strided means dense row-major strides). A
+    /// dim is known (>= 0) or unknown (`unknown_dim` or -1); any other
+    /// negative dim throws `invalid_shape`.
     logical_tensor(size_t tid, data_type dtype, const dims &adims,
                    layout_type ltype,
                    property_type ptype = property_type::undef);
