@@ -42,6 +42,8 @@ selgraph_select::selgraph_select(const std::vector<int64_t> (&dims)[4], dtype t,
     }
     has_strides_ = strides != nullptr;
     const ldt dt = t == dtype::f32    ? ldt::f32
+                   : t == dtype::f64  ? ldt::f64
+                   : t == dtype::s8   ? ldt::s8
                    : t == dtype::bf16 ? ldt::bf16
                                       : ldt::f16;
     logical_tensor lts[4];

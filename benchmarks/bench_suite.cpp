@@ -11,12 +11,19 @@ const char *dtype_name(dtype t) {
     switch (t) {
         case dtype::f32: return "f32";
         case dtype::bf16: return "bf16";
+        case dtype::f64: return "f64";
+        case dtype::s8: return "s8";
         default: return "f16";
     }
 }
 
 int dtype_size(dtype t) {
-    return t == dtype::f32 ? 4 : 2;
+    switch (t) {
+        case dtype::f64: return 8;
+        case dtype::f32: return 4;
+        case dtype::s8: return 1;
+        default: return 2;
+    }
 }
 
 int64_t problem2d::elems(int op) const {
@@ -153,7 +160,15 @@ namespace {
 // Random bits of a value in [1, 2): sign 0, exponent of 1.0, random
 // mantissa.
 void fill_sources(void *dst, int64_t n, dtype t, std::mt19937_64 &rng) {
-    if (t == dtype::f32) {
+    if (t == dtype::f64) {
+        auto *d = static_cast<uint64_t *>(dst);
+        for (int64_t i = 0; i < n; ++i)
+            d[i] = 0x3FF0000000000000ull | (rng() & 0xFFFFFFFFFFFFFull);
+    } else if (t == dtype::s8) {
+        auto *d = static_cast<uint8_t *>(dst);
+        for (int64_t i = 0; i < n; ++i)
+            d[i] = static_cast<uint8_t>(rng());
+    } else if (t == dtype::f32) {
         auto *d = static_cast<uint32_t *>(dst);
         for (int64_t i = 0; i < n; ++i)
             d[i] = 0x3F800000u | static_cast<uint32_t>(rng() & 0x7FFFFFu);
@@ -249,8 +264,12 @@ bool check_t(const case_data &d, std::string &why) {
 } // namespace
 
 bool check_dst(const case_data &d, std::string &why) {
-    return d.type == dtype::f32 ? check_t<uint32_t>(d, why)
-                                : check_t<uint16_t>(d, why);
+    switch (dtype_size(d.type)) {
+        case 8: return check_t<uint64_t>(d, why);
+        case 4: return check_t<uint32_t>(d, why);
+        case 1: return check_t<uint8_t>(d, why);
+        default: return check_t<uint16_t>(d, why);
+    }
 }
 
 void poison_dst(const case_data &d) {

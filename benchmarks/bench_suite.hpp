@@ -19,7 +19,7 @@
 
 namespace sgbench {
 
-enum class dtype { f32, bf16, f16 };
+enum class dtype { f32, bf16, f16, f64, s8 };
 const char *dtype_name(dtype t);
 int dtype_size(dtype t);
 

@@ -97,6 +97,10 @@ std::unique_ptr<runner> make_eigen(case_data &d, int nthreads,
             return std::make_unique<eigen_runner<float>>(d, nthreads);
         case dtype::bf16:
             return std::make_unique<eigen_runner<Eigen::bfloat16>>(d, nthreads);
+        case dtype::f64:
+            return std::make_unique<eigen_runner<double>>(d, nthreads);
+        case dtype::s8:
+            return std::make_unique<eigen_runner<int8_t>>(d, nthreads);
         default:
             return std::make_unique<eigen_runner<Eigen::half>>(d, nthreads);
     }

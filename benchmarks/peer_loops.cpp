@@ -90,10 +90,12 @@ void stream_mix(int64_t n, int w, const uint8_t *c, const void *a,
     auto run = [&](int t, int team) {
         int64_t i0, i1;
         thread_range(n, 64, t, team, i0, i1);
-        if (w == 4)
-            stream_range<uint32_t>(i0, i1, c, a, b, d, nt);
-        else
-            stream_range<uint16_t>(i0, i1, c, a, b, d, nt);
+        switch (w) {
+            case 8: stream_range<uint64_t>(i0, i1, c, a, b, d, nt); break;
+            case 4: stream_range<uint32_t>(i0, i1, c, a, b, d, nt); break;
+            case 1: stream_range<uint8_t>(i0, i1, c, a, b, d, nt); break;
+            default: stream_range<uint16_t>(i0, i1, c, a, b, d, nt); break;
+        }
         if (nt)
             _mm_sfence();
     };
@@ -208,17 +210,21 @@ void loop_ct_dispatch(const problem2d &p, const operands &o) {
 } // namespace
 
 void loop_rt(const problem2d &p, int w, const operands &o) {
-    if (w == 4)
-        loop_rt_t<float>(p, o);
-    else
-        loop_rt_t<uint16_t>(p, o);
+    switch (w) {
+        case 8: loop_rt_t<double>(p, o); break;
+        case 4: loop_rt_t<float>(p, o); break;
+        case 1: loop_rt_t<int8_t>(p, o); break;
+        default: loop_rt_t<uint16_t>(p, o); break;
+    }
 }
 
 void loop_ct(const problem2d &p, int w, const operands &o) {
-    if (w == 4)
-        loop_ct_dispatch<float>(p, o);
-    else
-        loop_ct_dispatch<uint16_t>(p, o);
+    switch (w) {
+        case 8: loop_ct_dispatch<double>(p, o); break;
+        case 4: loop_ct_dispatch<float>(p, o); break;
+        case 1: loop_ct_dispatch<int8_t>(p, o); break;
+        default: loop_ct_dispatch<uint16_t>(p, o); break;
+    }
 }
 
 void loop_serial(int64_t n, int w, const operands &o) {

@@ -22,7 +22,7 @@ ISAS = ["avx512", "avx2", "ref"]
 SG = ["selgraph_" + i for i in ISAS]
 PEERS = ["loop_rt", "loop_ct", "eigen", "onednn"]
 LIMITS = ["limit_stream", "limit_stream_nt"]
-TYPES = ["f32", "bf16", "f16"]
+TYPES = ["f32", "bf16", "f16", "f64", "s8"]
 
 # Targets (docs/performance.md).
 T_LIMIT = 0.85       # selgraph AVX-512 >= 85% of the same-run limit
