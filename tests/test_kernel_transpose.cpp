@@ -6,6 +6,8 @@
 // start right after) a PROT_NONE page.
 #include <thread>
 
+#include <xbyak/xbyak.h>
+
 #include "kernel_test_utils.hpp"
 #include "kernels/jit_transpose.hpp"
 
@@ -192,6 +194,91 @@ TEST_P(kernel_transpose, OneKernelPerKeyAcrossThreads) {
         const auto own = si::create_jit_transpose_kernel(key);
         EXPECT_NE(own.get(), got[0]);
         EXPECT_EQ(own->name(), got[0]->name());
+    }
+}
+
+/// Calls a transpose kernel with the System V callee-saved registers set to
+/// known values and records them, and rsp, after the call.
+class tr_abi_harness : public Xbyak::CodeGenerator {
+public:
+    static constexpr uint64_t magic[6] = {
+        0x1111222233334444ull, 0x5555666677778888ull, 0x9999aaaabbbbccccull,
+        0xddddeeeeffff0000ull, 0x0123456789abcdefull, 0xfedcba9876543210ull
+    };
+    /// out[0..5]: rbx, rbp, r12..r15 after the call; out[6], out[7]: rsp
+    /// before and after.
+    using fn_t = void (*)(si::transpose_kernel_fn,
+                          const si::transpose_call_args *, uint64_t *out);
+
+    tr_abi_harness()
+        : CodeGenerator(4096, Xbyak::DontSetProtectRWE) {
+        using namespace Xbyak;
+        const Reg64 saved[6] = { rbx, rbp, r12, r13, r14, r15 };
+        for (const auto &r : saved)
+            push(r);
+        sub(rsp, 8); // 16-byte alignment at the call; the slot holds out
+        mov(ptr[rsp], rdx);
+        mov(rax, rdi);
+        mov(rdi, rsi);
+        for (int i = 0; i < 6; ++i)
+            mov(saved[i], magic[i]);
+        mov(ptr[rdx + 48], rsp);
+        call(rax);
+        mov(rax, ptr[rsp]);
+        for (int i = 0; i < 6; ++i)
+            mov(ptr[rax + 8 * i], saved[i]);
+        mov(ptr[rax + 56], rsp);
+        add(rsp, 8);
+        for (int i = 5; i >= 0; --i)
+            pop(saved[i]);
+        ret();
+        ready();
+        setProtectModeRE(); // W^X for the harness too
+    }
+    fn_t get() const { return getCode<fn_t>(); }
+};
+constexpr uint64_t tr_abi_harness::magic[6];
+
+TEST_P(kernel_transpose, CalleeSavedRegistersPreserved) {
+    const tr_abi_harness h;
+    auto &g = rng();
+    int fails = 0;
+    for (int w : elem_sizes) {
+        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w) });
+        ASSERT_NE(k, nullptr);
+        // Full tiles and both tails.
+        const uint64_t r = 2 * uint64_t(tile_rows(kisa(), w)) + 1;
+        const uint64_t c = 2 * uint64_t(tile_cols(kisa())) + 3;
+        si::transpose_call_args a {};
+        a.rows = r;
+        a.cols = c;
+        a.src_ld = static_cast<int64_t>(r * w);
+        a.dst_ld = static_cast<int64_t>(c * w);
+        std::vector<uint8_t> src(src_bytes(a, w)), dst(dst_bytes(a, w));
+        fill_bytes(src.data(), src.size(), g);
+        fill_bytes(dst.data(), dst.size(), g);
+        std::vector<uint8_t> want = dst;
+        a.src = src.data();
+        a.dst = want.data();
+        si::ref_transpose(a, w);
+        a.dst = dst.data();
+        uint64_t out[8] = {};
+        h.get()(k->fn(), &a, out);
+        const char *names[6] = { "rbx", "rbp", "r12", "r13", "r14", "r15" };
+        for (int i = 0; i < 6; ++i)
+            KT_EXPECT(fails,
+                      out[i] == tr_abi_harness::magic[i]
+                              ? ::testing::AssertionSuccess()
+                              : ::testing::AssertionFailure()
+                                        << names[i] << " clobbered",
+                      k->name());
+        KT_EXPECT(fails,
+                  out[6] == out[7]
+                          ? ::testing::AssertionSuccess()
+                          : ::testing::AssertionFailure() << "rsp changed",
+                  k->name());
+        KT_EXPECT(fails, same_bytes(dst.data(), want.data(), dst.size()),
+                  case_str(*k, a));
     }
 }
 
