@@ -23,7 +23,6 @@
 // (or a fill with) the chosen source, decided once per row.
 #include "jit_select.hpp"
 
-#include <cstdio>
 #include <new>
 
 #include <xbyak/xbyak.h>
@@ -459,19 +458,11 @@ private:
     select_kernel_fn fn_ = nullptr;
 };
 
-void dump_kernel(const CodeGenerator &gen, const std::string &name) {
-    const std::string file = "selgraph_jit_" + name + ".bin";
-    if (FILE *f = std::fopen(file.c_str(), "wb")) {
-        std::fwrite(gen.getCode(), 1, gen.getSize(), f);
-        std::fclose(f);
-    }
-}
-
 template <typename Gen>
 std::shared_ptr<const select_kernel> make(const kernel_key &key) {
     auto gen = std::make_shared<Gen>(key);
     if (jit_dump_enabled())
-        dump_kernel(*gen, gen->name());
+        jit_dump(gen->name(), gen->getCode(), gen->getSize());
     return gen;
 }
 

@@ -1,63 +1,574 @@
+// Xbyak generator of the transpose kernels (ABI: jit_transpose.hpp), one
+// template for AVX-512 (zmm, opmasks) and AVX2 (ymm).
+//
+// Register tile: kc lines (columns c0 .. c0 + kc - 1) of one vector each
+// (rows r0 .. r0 + tr - 1, tr = vector bytes / w) are loaded, then each
+// 16-byte lane is transposed on its own: the lines form groups of nl lines
+// (nl * w = 16 bytes, 8 for AVX2 bytes), and log2(nl) stages of in-lane
+// unpacks (vpunpck{l,h}{bw,wd,dq,qdq}, at w, 2w, 4w, ... bytes) turn the nl
+// lines of a group into pieces of nl * w bytes, each piece one row r and
+// the nl columns of the group. Every piece is stored to its dst row (xmm
+// store, vextracti* to memory, or vmovq / vmovhps for 8-byte pieces).
+//   AVX-512: kc = 16 lines, tr = 64 / w rows (w = 4: 16 x 16 elements, 1 KiB
+//            per tile; w = 1: 16 columns x 64 rows).
+//   AVX2:    kc = 8 lines, tr = 32 / w rows.
+// The generator follows every element through the unpack network at
+// generation time, so where each piece ends up is computed, not assumed;
+// a network that does not yield whole rows throws.
+//
+// Tails: AVX-512 runs partial tiles with byte opmasks (loads masked to the
+// rows that exist, lines past the last column not loaded, stores masked to
+// the columns that exist, rows past the last not stored). AVX2 finishes
+// the columns past the last full group of kc and the rows past the last
+// full tile with scalar moves.
 #include "jit_transpose.hpp"
 
-#include <cstring>
+#include <algorithm>
+#include <mutex>
+#include <new>
+#include <utility>
+#include <vector>
+
+#include <xbyak/xbyak.h>
+
+#include "src/common.hpp"
+#include "src/verbose.hpp"
 
 namespace selgraph {
 namespace impl {
 
-namespace {
-
-template <typename T>
-void tr(const transpose_call_args *a) {
-    const char *s = static_cast<const char *>(a->src);
-    char *d = static_cast<char *>(a->dst);
-    for (uint64_t r = 0; r < a->rows; ++r)
-        for (uint64_t c = 0; c < a->cols; ++c) {
-            T v;
-            std::memcpy(&v,
-                        s + static_cast<int64_t>(c) * a->src_ld + r * sizeof(T),
-                        sizeof(T));
-            std::memcpy(d + static_cast<int64_t>(r) * a->dst_ld + c * sizeof(T),
-                        &v, sizeof(T));
-        }
+std::string transpose_kernel_name(const transpose_key &k) {
+    return std::string(kernel_isa2str(k.isa)) + "_tr_e"
+           + std::to_string(k.elem_size);
 }
 
-class loop_kernel : public transpose_kernel {
+namespace {
+
+using namespace Xbyak;
+
+int ilog2(int v) {
+    int s = 0;
+    while ((1 << s) < v)
+        ++s;
+    return s;
+}
+
+template <kernel_isa isa, typename Vmm>
+class jit_transpose_t : public CodeGenerator, public transpose_kernel {
 public:
-    loop_kernel(transpose_kernel_fn f, std::string n)
-        : f_(f)
-        , n_(std::move(n)) {}
-    transpose_kernel_fn fn() const override { return f_; }
-    const std::string &name() const override { return n_; }
+    explicit jit_transpose_t(const transpose_key &key)
+        : CodeGenerator(16384, AutoGrow)
+        , name_(transpose_kernel_name(key))
+        , w_(key.elem_size)
+        , lw_(ilog2(key.elem_size))
+        , tr_(vlen / key.elem_size)
+        , nl_(is_avx512 || key.elem_size > 1 ? 16 / key.elem_size : 8)
+        , piece_(nl_ * key.elem_size)
+        , kc_(is_avx512 ? 16 : 8)
+        , groups_(kc_ / nl_) {
+        plan_network();
+        generate();
+        // W^X: the buffer was only ever read+write; now read+execute.
+        readyRE();
+        fn_ = getCode<transpose_kernel_fn>();
+    }
+
+    transpose_kernel_fn fn() const override { return fn_; }
+    const std::string &name() const override { return name_; }
 
 private:
-    transpose_kernel_fn f_;
-    std::string n_;
+    static constexpr bool is_avx512 = isa == kernel_isa::avx512_core;
+    static constexpr int vlen = is_avx512 ? 64 : 32;
+    static constexpr int lane_bytes = 16;
+    static constexpr int n_lanes = vlen / lane_bytes;
+
+    // General registers (rbx, rbp, r12 .. r15 saved in the preamble).
+    const Reg64 reg_param_ = rdi;
+    const Reg64 reg_ld_ = rbx;                      // src_ld
+    const Reg64 reg_ld3_ = rdx;                     // 3 * src_ld
+    const Reg64 reg_dld_ = rsi;                     // dst_ld
+    const Reg64 reg_dld3_ = r8;                     // 3 * dst_ld
+    const Reg64 reg_sblk_ = r9;                     // src + c0 * src_ld
+    const Reg64 reg_dblk_ = r10;                    // dst + c0 * w
+    const Reg64 reg_r0_ = r11;                      // first row of the tile
+    const Reg64 reg_p_[4] = { r12, r13, r14, r15 }; // lines 0, 4, 8, 12
+    const Reg64 reg_q_ = rbp;                       // dst row pointer
+    const Reg64 reg_tmp_ = rax;
+    const Reg64 reg_tmp2_ = rcx;
+    // Stack slots: c0, rows left in the tile, columns left in the tile.
+    static constexpr int stk_c0 = 0, stk_rows = 8, stk_cols = 16;
+    static constexpr int stk_size = 24;
+    const Opmask k_rows_ = k1;
+    const Opmask k_cols_ = k2;
+
+    // One stored piece: vector register, 16-byte lane, piece in the lane;
+    // it holds row `row` of the tile, columns group * nl_ .. + nl_ - 1.
+    struct piece {
+        int reg, lane, idx, row, group;
+    };
+
+    // --- the unpack network, followed element by element ---------------
+    struct label {
+        int line, row;
+    };
+    using content = std::vector<label>;
+    struct unpack_op {
+        int dst_lo, dst_hi, a, b, gran; // gran: bytes
+    };
+
+    void plan_network() {
+        const int elems = vlen / w_, lane_elems = lane_bytes / w_;
+        std::vector<content> regs(32);
+        for (int l = 0; l < kc_; ++l) {
+            regs[l].resize(elems);
+            for (int e = 0; e < elems; ++e)
+                regs[l][e] = { l, e };
+        }
+        std::vector<std::vector<int>> vals(groups_);
+        for (int g = 0; g < groups_; ++g)
+            for (int i = 0; i < nl_; ++i)
+                vals[g].push_back(g * nl_ + i);
+        int free_reg = kc_;
+        for (int s = 0; (1 << s) < nl_; ++s) {
+            const int k = 1 << s; // elements per chunk
+            for (int g = 0; g < groups_; ++g) {
+                std::vector<int> next(nl_);
+                for (int i = 0; i < nl_ / 2; ++i) {
+                    const int a = vals[g][2 * i], b = vals[g][2 * i + 1];
+                    content lo(elems), hi(elems);
+                    const int chunks = lane_elems / k;
+                    for (int ln = 0; ln < n_lanes; ++ln)
+                        for (int j = 0; j < chunks / 2; ++j)
+                            for (int e = 0; e < k; ++e) {
+                                const int base = ln * lane_elems;
+                                const int o0 = base + (2 * j) * k + e;
+                                const int o1 = base + (2 * j + 1) * k + e;
+                                const int il = base + j * k + e;
+                                const int ih = base + (chunks / 2 + j) * k + e;
+                                lo[o0] = regs[a][il];
+                                lo[o1] = regs[b][il];
+                                hi[o0] = regs[a][ih];
+                                hi[o1] = regs[b][ih];
+                            }
+                    ops_.push_back({ free_reg, b, a, b, k * w_ });
+                    regs[free_reg] = lo;
+                    regs[b] = hi;
+                    next[i] = free_reg;
+                    next[i + nl_ / 2] = b;
+                    free_reg = a;
+                }
+                vals[g] = next;
+            }
+        }
+        // Read off the pieces; each (row, group) must appear exactly once.
+        std::vector<int> seen(static_cast<size_t>(tr_ * groups_), 0);
+        for (int g = 0; g < groups_; ++g)
+            for (int reg : vals[g])
+                for (int ln = 0; ln < n_lanes; ++ln)
+                    for (int p = 0; p < lane_bytes / piece_; ++p) {
+                        const int e0 = ln * lane_elems + p * nl_;
+                        const int row = regs[reg][e0].row;
+                        for (int i = 0; i < nl_; ++i) {
+                            const label &x = regs[reg][e0 + i];
+                            if (x.row != row || x.line != g * nl_ + i)
+                                throw Error(ERR_INTERNAL);
+                        }
+                        ++seen[static_cast<size_t>(row * groups_ + g)];
+                        pieces_.push_back({ reg, ln, p, row, g });
+                    }
+        for (int s : seen)
+            if (s != 1)
+                throw Error(ERR_INTERNAL);
+        std::stable_sort(
+                pieces_.begin(), pieces_.end(),
+                [](const piece &x, const piece &y) { return x.row < y.row; });
+        // AVX2 8-byte pieces: the upper lanes go to spare registers.
+        if (piece_ < lane_bytes) {
+            std::vector<bool> used(16, false);
+            for (int g = 0; g < groups_; ++g)
+                for (int reg : vals[g])
+                    used[static_cast<size_t>(reg)] = true;
+            for (int g = 0; g < groups_; ++g)
+                for (int reg : vals[g]) {
+                    int spare = 0;
+                    while (used[static_cast<size_t>(spare)])
+                        ++spare;
+                    used[static_cast<size_t>(spare)] = true;
+                    upper_.push_back({ reg, spare });
+                }
+        }
+    }
+
+    // --- code ------------------------------------------------------------
+    Address line_addr(int l) {
+        const Reg64 &p = reg_p_[l / 4];
+        switch (l % 4) {
+            case 0: return ptr[p];
+            case 1: return ptr[p + reg_ld_];
+            case 2: return ptr[p + reg_ld_ * 2];
+            default: return ptr[p + reg_ld3_];
+        }
+    }
+    // Row `row` of the tile at reg_q_ = dst row (row & ~3), group g.
+    Address row_addr(int row, int g) {
+        const int off = g * piece_;
+        switch (row % 4) {
+            case 0: return ptr[reg_q_ + off];
+            case 1: return ptr[reg_q_ + reg_dld_ + off];
+            case 2: return ptr[reg_q_ + reg_dld_ * 2 + off];
+            default: return ptr[reg_q_ + reg_dld3_ + off];
+        }
+    }
+
+    void unpack(const Vmm &d, const Vmm &a, const Vmm &b, int gran, bool hi) {
+        switch (gran) {
+            case 1: hi ? vpunpckhbw(d, a, b) : vpunpcklbw(d, a, b); break;
+            case 2: hi ? vpunpckhwd(d, a, b) : vpunpcklwd(d, a, b); break;
+            case 4: hi ? vpunpckhdq(d, a, b) : vpunpckldq(d, a, b); break;
+            default: hi ? vpunpckhqdq(d, a, b) : vpunpcklqdq(d, a, b); break;
+        }
+    }
+
+    void tile_pointers() {
+        lea(reg_p_[0], ptr[reg_sblk_ + reg_r0_ * w_]);
+        for (int i = 1; i < kc_ / 4; ++i)
+            lea(reg_p_[i], ptr[reg_p_[i - 1] + reg_ld_ * 4]);
+    }
+    void row_pointer() {
+        mov(reg_q_, reg_r0_);
+        imul(reg_q_, reg_dld_);
+        add(reg_q_, reg_dblk_);
+    }
+    void network() {
+        for (const unpack_op &op : ops_) {
+            unpack(Vmm(op.dst_lo), Vmm(op.a), Vmm(op.b), op.gran, false);
+            unpack(Vmm(op.dst_hi), Vmm(op.a), Vmm(op.b), op.gran, true);
+        }
+    }
+
+    // A full tile: kc_ lines of tr_ rows.
+    void full_tile() {
+        tile_pointers();
+        for (int l = 0; l < kc_; ++l) {
+            if constexpr (is_avx512)
+                vmovdqu32(Zmm(l), line_addr(l));
+            else
+                vmovdqu(Ymm(l), line_addr(l));
+        }
+        network();
+        row_pointer();
+        for (const auto &u : upper_)
+            vextracti128(Xmm(u.second), Ymm(u.first), 1);
+        int quad = 0;
+        for (const piece &p : pieces_) {
+            for (; quad < p.row / 4; ++quad)
+                lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
+            const Address a = row_addr(p.row, p.group);
+            if (piece_ == lane_bytes) {
+                if (p.lane == 0) {
+                    if constexpr (is_avx512)
+                        vmovdqu32(a, Xmm(p.reg));
+                    else
+                        vmovdqu(a, Xmm(p.reg));
+                } else {
+                    if constexpr (is_avx512)
+                        vextracti32x4(a, Zmm(p.reg), p.lane);
+                    else
+                        vextracti128(a, Ymm(p.reg), p.lane);
+                }
+            } else {
+                int x = p.reg;
+                if (p.lane == 1)
+                    for (const auto &u : upper_)
+                        if (u.first == p.reg)
+                            x = u.second;
+                if (p.idx == 0)
+                    vmovq(a, Xmm(x));
+                else
+                    vmovhps(a, Xmm(x));
+            }
+        }
+    }
+
+    // A partial tile (AVX-512): [rsp + stk_rows] rows (1 .. tr_) and
+    // [rsp + stk_cols] columns (1 .. kc_).
+    void partial_tile() {
+        tile_pointers();
+        mov(reg_tmp2_, ptr[rsp + stk_rows]);
+        if (lw_)
+            shl(reg_tmp2_, lw_);
+        mov(reg_tmp_, -1);
+        bzhi(reg_tmp_, reg_tmp_, reg_tmp2_);
+        kmovq(k_rows_, reg_tmp_);
+        Label l_loaded;
+        for (int l = 0; l < kc_; ++l) {
+            if (l > 0) {
+                cmp(qword[rsp + stk_cols], l);
+                jbe(l_loaded, T_NEAR);
+            }
+            vmovdqu8(Zmm(l) | k_rows_ | T_z, line_addr(l));
+        }
+        L(l_loaded);
+        network();
+        // Registers 0 .. kc_ hold the network; 31 is spare.
+        const Xmm xt = Xmm(31);
+        for (int g = 0; g < groups_; ++g) {
+            Label l_group_done;
+            // k_cols_ = bytes of the columns of group g that exist.
+            mov(reg_tmp2_, ptr[rsp + stk_cols]);
+            if (g > 0) {
+                sub(reg_tmp2_, g * nl_);
+                jle(l_group_done, T_NEAR);
+            }
+            mov(reg_tmp_, nl_);
+            cmp(reg_tmp2_, reg_tmp_);
+            cmova(reg_tmp2_, reg_tmp_);
+            if (lw_)
+                shl(reg_tmp2_, lw_);
+            mov(reg_tmp_, -1);
+            bzhi(reg_tmp_, reg_tmp_, reg_tmp2_);
+            kmovq(k_cols_, reg_tmp_);
+            row_pointer();
+            int quad = 0;
+            for (const piece &p : pieces_) {
+                if (p.group != g)
+                    continue;
+                for (; quad < p.row / 4; ++quad)
+                    lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
+                if (p.row > 0) {
+                    cmp(qword[rsp + stk_rows], p.row);
+                    jbe(l_group_done, T_NEAR);
+                }
+                const Address a = row_addr(p.row, p.group);
+                if (p.lane == 0) {
+                    vmovdqu8(a | k_cols_, Xmm(p.reg));
+                } else {
+                    vextracti32x4(xt, Zmm(p.reg), p.lane);
+                    vmovdqu8(a | k_cols_, xt);
+                }
+            }
+            L(l_group_done);
+        }
+    }
+
+    // Scalar copy of columns [r12, r13) x rows [r14, r15) (AVX2 tails).
+    void scalar_rect() {
+        const Reg64 c_beg = r12, c_end = r13, r_beg = r14, r_end = r15;
+        const Reg64 c = reg_q_, r = reg_r0_, s = reg_sblk_, d = reg_dblk_;
+        Label l_c, l_r, l_next, l_done;
+        mov(c, c_beg);
+        cmp(c, c_end);
+        jae(l_done, T_NEAR);
+        L(l_c);
+        {
+            mov(r, r_beg);
+            cmp(r, r_end);
+            jae(l_next, T_NEAR);
+            mov(s, c);
+            imul(s, reg_ld_);
+            add(s, ptr[reg_param_ + offsetof(transpose_call_args, src)]);
+            mov(d, ptr[reg_param_ + offsetof(transpose_call_args, dst)]);
+            lea(d, ptr[d + c * w_]);
+            mov(reg_tmp2_, r);
+            imul(reg_tmp2_, reg_dld_);
+            add(reg_tmp2_, d);
+            L(l_r);
+            {
+                const Address src_e = ptr[s + r * w_];
+                switch (w_) {
+                    case 1:
+                        movzx(eax, byte[s + r]);
+                        mov(byte[reg_tmp2_], al);
+                        break;
+                    case 2:
+                        movzx(eax, word[s + r * 2]);
+                        mov(word[reg_tmp2_], ax);
+                        break;
+                    case 4:
+                        mov(eax, src_e);
+                        mov(dword[reg_tmp2_], eax);
+                        break;
+                    default:
+                        mov(rax, src_e);
+                        mov(qword[reg_tmp2_], rax);
+                        break;
+                }
+                add(reg_tmp2_, reg_dld_);
+                inc(r);
+                cmp(r, r_end);
+                jb(l_r, T_NEAR);
+            }
+            L(l_next);
+            inc(c);
+            cmp(c, c_end);
+            jb(l_c, T_NEAR);
+        }
+        L(l_done);
+    }
+
+    void generate() {
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        const size_t off_rows = offsetof(transpose_call_args, rows);
+        const size_t off_cols = offsetof(transpose_call_args, cols);
+        push(rbx);
+        push(rbp);
+        push(r12);
+        push(r13);
+        push(r14);
+        push(r15);
+        sub(rsp, stk_size);
+        mov(reg_ld_, arg(offsetof(transpose_call_args, src_ld)));
+        lea(reg_ld3_, ptr[reg_ld_ + reg_ld_ * 2]);
+        mov(reg_dld_, arg(offsetof(transpose_call_args, dst_ld)));
+        lea(reg_dld3_, ptr[reg_dld_ + reg_dld_ * 2]);
+        mov(reg_sblk_, arg(offsetof(transpose_call_args, src)));
+        mov(reg_dblk_, arg(offsetof(transpose_call_args, dst)));
+        mov(qword[rsp + stk_c0], 0);
+
+        Label l_cblk, l_rblk, l_rtail, l_rdone, l_ctail, l_done;
+        L(l_cblk);
+        {
+            mov(reg_tmp_, arg(off_cols));
+            sub(reg_tmp_, ptr[rsp + stk_c0]);
+            cmp(reg_tmp_, kc_);
+            jb(l_ctail, T_NEAR);
+            xor_(reg_r0_, reg_r0_);
+            L(l_rblk);
+            mov(reg_tmp_, arg(off_rows));
+            sub(reg_tmp_, reg_r0_);
+            cmp(reg_tmp_, tr_);
+            jb(l_rtail, T_NEAR);
+            full_tile();
+            add(reg_r0_, tr_);
+            jmp(l_rblk, T_NEAR);
+            L(l_rtail);
+            if constexpr (is_avx512) {
+                test(reg_tmp_, reg_tmp_);
+                jz(l_rdone, T_NEAR);
+                mov(ptr[rsp + stk_rows], reg_tmp_);
+                mov(qword[rsp + stk_cols], kc_);
+                partial_tile();
+            }
+            L(l_rdone);
+            add(qword[rsp + stk_c0], kc_);
+            mov(reg_tmp_, reg_ld_);
+            shl(reg_tmp_, ilog2(kc_));
+            add(reg_sblk_, reg_tmp_);
+            add(reg_dblk_, kc_ * w_);
+            jmp(l_cblk, T_NEAR);
+        }
+        L(l_ctail);
+        if constexpr (is_avx512) {
+            test(reg_tmp_, reg_tmp_);
+            jz(l_done, T_NEAR);
+            mov(ptr[rsp + stk_cols], reg_tmp_);
+            xor_(reg_r0_, reg_r0_);
+            Label l_ct;
+            L(l_ct);
+            mov(reg_tmp_, arg(off_rows));
+            sub(reg_tmp_, reg_r0_);
+            mov(reg_tmp2_, tr_);
+            cmp(reg_tmp_, reg_tmp2_);
+            cmova(reg_tmp_, reg_tmp2_);
+            mov(ptr[rsp + stk_rows], reg_tmp_);
+            partial_tile();
+            add(reg_r0_, tr_);
+            cmp(reg_r0_, arg(off_rows));
+            jb(l_ct, T_NEAR);
+        } else {
+            // Columns [c0, cols) x rows [0, rows).
+            mov(r12, ptr[rsp + stk_c0]);
+            mov(r13, arg(off_cols));
+            xor_(r14, r14);
+            mov(r15, arg(off_rows));
+            scalar_rect();
+            // Columns [0, c0) x rows [rows - rows % tr_, rows).
+            xor_(r12, r12);
+            mov(r13, ptr[rsp + stk_c0]);
+            mov(r14, arg(off_rows));
+            and_(r14, ~static_cast<int32_t>(tr_ - 1));
+            mov(r15, arg(off_rows));
+            scalar_rect();
+        }
+        L(l_done);
+        vzeroupper();
+        add(rsp, stk_size);
+        pop(r15);
+        pop(r14);
+        pop(r13);
+        pop(r12);
+        pop(rbp);
+        pop(rbx);
+        ret();
+    }
+
+    const std::string name_;
+    const int w_, lw_, tr_, nl_, piece_, kc_, groups_;
+    std::vector<unpack_op> ops_;
+    std::vector<piece> pieces_;
+    std::vector<std::pair<int, int>> upper_; // (register, spare xmm)
+    transpose_kernel_fn fn_ = nullptr;
 };
+
+template <typename Gen>
+std::shared_ptr<const transpose_kernel> make(const transpose_key &key) {
+    auto gen = std::make_shared<Gen>(key);
+    if (jit_dump_enabled())
+        jit_dump(gen->name(), gen->getCode(), gen->getSize());
+    return gen;
+}
 
 } // namespace
 
-const transpose_kernel *get_transpose_kernel(const transpose_key &key) {
-    static const loop_kernel k1(tr<uint8_t>, "tr_e1"),
-            k2(tr<uint16_t>, "tr_e2"), k4(tr<uint32_t>, "tr_e4"),
-            k8(tr<uint64_t>, "tr_e8");
-    if (key.isa == kernel_isa::ref)
-        return nullptr;
-    switch (key.elem_size) {
-        case 1: return &k1;
-        case 2: return &k2;
-        case 4: return &k4;
-        default: return &k8;
+std::shared_ptr<const transpose_kernel>
+create_jit_transpose_kernel(const transpose_key &key) {
+    const bool w_ok = key.elem_size == 1 || key.elem_size == 2
+                      || key.elem_size == 4 || key.elem_size == 8;
+    if (!w_ok)
+        fail(status::unimplemented, "Select JIT: no transpose kernel for ",
+             transpose_kernel_name(key));
+    try {
+        switch (key.isa) {
+            case kernel_isa::avx512_core:
+                return make<jit_transpose_t<kernel_isa::avx512_core, Zmm>>(key);
+            case kernel_isa::avx2:
+                return make<jit_transpose_t<kernel_isa::avx2, Ymm>>(key);
+            default: break;
+        }
+    } catch (const Xbyak::Error &e) {
+        fail(status::runtime_error, "Select JIT: generating ",
+             transpose_kernel_name(key), " failed: ", e.what());
+    } catch (const std::bad_alloc &) {
+        fail(status::out_of_memory, "Select JIT: out of memory generating ",
+             transpose_kernel_name(key));
     }
+    fail(status::unimplemented, "Select JIT: no transpose kernel for ",
+         transpose_kernel_name(key));
 }
 
-void ref_transpose(const transpose_call_args &a, int elem_size) {
-    switch (elem_size) {
-        case 1: tr<uint8_t>(&a); break;
-        case 2: tr<uint16_t>(&a); break;
-        case 4: tr<uint32_t>(&a); break;
-        default: tr<uint64_t>(&a); break;
+const transpose_kernel *get_transpose_kernel(const transpose_key &key) {
+    if (key.isa == kernel_isa::ref)
+        return nullptr;
+    int wi = -1;
+    switch (key.elem_size) {
+        case 1: wi = 0; break;
+        case 2: wi = 1; break;
+        case 4: wi = 2; break;
+        case 8: wi = 3; break;
+        default: break;
     }
+    const int ii = key.isa == kernel_isa::avx512_core ? 0
+                   : key.isa == kernel_isa::avx2      ? 1
+                                                      : -1;
+    if (wi < 0 || ii < 0) {
+        (void)create_jit_transpose_kernel(key); // throws: no such kernel
+        return nullptr;
+    }
+    static std::once_flag once[2][4];
+    static std::shared_ptr<const transpose_kernel> table[2][4];
+    std::call_once(once[ii][wi],
+                   [&] { table[ii][wi] = create_jit_transpose_kernel(key); });
+    return table[ii][wi].get();
 }
 
 } // namespace impl

@@ -1,4 +1,14 @@
-// Transposing a tile into a scratch buffer (stand-in: portable loops).
+// The transpose kernel ABI: every kernel is
+// `void kernel(const transpose_call_args *)` and copies a tile of
+// rows x cols elements of w bytes from src, contiguous along r (one line of
+// `rows` elements per column c, lines src_ld bytes apart), to dst,
+// contiguous along c (one row of `cols` elements per r, rows dst_ld bytes
+// apart). It reads and writes exactly those elements, no byte besides.
+// Raw bits move: NaN payloads survive. No alignment is assumed; src_ld and
+// dst_ld are any positive byte counts (multiples of w). The kernels run in
+// register tiles (kernels/jit_transpose.cpp); R a multiple of 64 / w
+// (AVX-512) or 32 / w (AVX2) and C a multiple of 16 (AVX-512) or 8 (AVX2)
+// keep every element on the vector path.
 #ifndef SELGRAPH_KERNELS_JIT_TRANSPOSE_HPP
 #define SELGRAPH_KERNELS_JIT_TRANSPOSE_HPP
 
@@ -6,27 +16,23 @@
 #include <memory>
 #include <string>
 
+#include "ref_transpose.hpp"
 #include "select_kernel.hpp"
 
 namespace selgraph {
 namespace impl {
 
-struct transpose_call_args {
-    const void *src; ///< element (r, c) at src + c * src_ld + r * w
-    void *dst;       ///< element (r, c) at dst + r * dst_ld + c * w
-    uint64_t rows;
-    uint64_t cols;
-    int64_t src_ld;
-    int64_t dst_ld;
-};
-
 struct transpose_key {
     kernel_isa isa;
-    uint8_t elem_size;
+    uint8_t elem_size; ///< 1, 2, 4 or 8 bytes
 };
+
+/// "<isa>_tr_e<bytes>", for example avx512_core_tr_e4.
+std::string transpose_kernel_name(const transpose_key &k);
 
 using transpose_kernel_fn = void (*)(const transpose_call_args *);
 
+/// A generated transpose kernel: immutable once built.
 class transpose_kernel {
 public:
     virtual ~transpose_kernel() = default;
@@ -34,8 +40,15 @@ public:
     virtual const std::string &name() const = 0;
 };
 
+/// Generates the Xbyak kernel for `key` (isa avx2 or avx512_core). The code
+/// pages are made read+execute, never writable and executable at once.
+/// Unsupported keys and generation failures throw selgraph::error.
+std::shared_ptr<const transpose_kernel>
+create_jit_transpose_kernel(const transpose_key &key);
+
+/// The process-wide kernel for `key`, generated once (thread-safe), alive
+/// until exit; null for isa ref. Throws as create_jit_transpose_kernel.
 const transpose_kernel *get_transpose_kernel(const transpose_key &key);
-void ref_transpose(const transpose_call_args &a, int elem_size);
 
 } // namespace impl
 } // namespace selgraph

@@ -25,6 +25,14 @@ bool jit_dump_enabled() {
     return on;
 }
 
+void jit_dump(const std::string &name, const void *code, size_t size) {
+    const std::string file = "selgraph_jit_" + name + ".bin";
+    if (FILE *f = std::fopen(file.c_str(), "wb")) {
+        std::fwrite(code, 1, size, f);
+        std::fclose(f);
+    }
+}
+
 double now_ms() {
     using namespace std::chrono;
     return duration<double, std::milli>(steady_clock::now().time_since_epoch())

@@ -4,6 +4,7 @@
 #ifndef SELGRAPH_SRC_VERBOSE_HPP
 #define SELGRAPH_SRC_VERBOSE_HPP
 
+#include <cstddef>
 #include <string>
 
 namespace selgraph {
@@ -11,6 +12,9 @@ namespace impl {
 
 int verbose_level();
 bool jit_dump_enabled();
+/// Writes `size` bytes of generated code to selgraph_jit_<name>.bin in the
+/// working directory (for SELGRAPH_JIT_DUMP).
+void jit_dump(const std::string &name, const void *code, size_t size);
 double now_ms();
 /// Prints one line to stdout, whole, under a lock.
 void verbose_print(const std::string &line);

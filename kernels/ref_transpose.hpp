@@ -1,0 +1,28 @@
+// The portable reference transpose: the oracle of the JIT transpose kernels
+// (kernels/jit_transpose.hpp). It moves raw 1-, 2-, 4- or 8-byte words.
+#ifndef SELGRAPH_KERNELS_REF_TRANSPOSE_HPP
+#define SELGRAPH_KERNELS_REF_TRANSPOSE_HPP
+
+#include <cstdint>
+
+namespace selgraph {
+namespace impl {
+
+/// One call of a transpose kernel: rows x cols elements of w bytes.
+struct transpose_call_args {
+    const void *src; ///< element (r, c) at src + c * src_ld + r * w
+    void *dst;       ///< element (r, c) at dst + r * dst_ld + c * w
+    uint64_t rows;   ///< R >= 1
+    uint64_t cols;   ///< C >= 1
+    int64_t src_ld;  ///< bytes between consecutive c in src, > 0, w | src_ld
+    int64_t dst_ld;  ///< bytes between consecutive r in dst, >= cols * w
+};
+
+/// dst(r, c) = src(r, c) for every r < rows, c < cols; elem_size 1, 2, 4
+/// or 8.
+void ref_transpose(const transpose_call_args &a, int elem_size);
+
+} // namespace impl
+} // namespace selgraph
+
+#endif

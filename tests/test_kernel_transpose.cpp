@@ -1,0 +1,302 @@
+// The transpose kernels (kernels/jit_transpose.hpp), per JIT ISA: bit for
+// bit against ref_transpose for every element size, rows and columns from 1
+// past two register tiles, loose and tight leading dimensions (overlapping
+// src lines and a huge src_ld included), random bits; the bytes between the
+// dst rows must survive. Guard pages: src and dst each end right before (or
+// start right after) a PROT_NONE page.
+#include <thread>
+
+#include <xbyak/xbyak.h>
+
+#include "kernel_test_utils.hpp"
+#include "kernels/jit_transpose.hpp"
+
+namespace selgraph_test {
+namespace {
+
+using kernel_transpose = isa_test;
+
+const int elem_sizes[] = { 1, 2, 4, 8 };
+
+/// Rows of one register tile and columns of one, as documented in
+/// jit_transpose.hpp.
+int tile_rows(si::kernel_isa isa, int w) {
+    return isa_vlen(isa) / w;
+}
+int tile_cols(si::kernel_isa isa) {
+    return isa == si::kernel_isa::avx2 ? 8 : 16;
+}
+
+/// Every value of 1 .. 2 * tile + 3 when `all`, else a sample around the
+/// multiples of the tile.
+std::vector<uint64_t> extents(int tile, bool all) {
+    std::vector<uint64_t> v;
+    const int hi = 2 * tile + 3;
+    for (int i = 1; i <= hi; ++i)
+        if (all || i <= 3 || i % tile <= 1 || i % tile == tile - 1 || i == hi)
+            v.push_back(static_cast<uint64_t>(i));
+    return v;
+}
+
+size_t src_bytes(const si::transpose_call_args &a, int w) {
+    return static_cast<size_t>((a.cols - 1) * a.src_ld + a.rows * w);
+}
+size_t dst_bytes(const si::transpose_call_args &a, int w) {
+    return static_cast<size_t>((a.rows - 1) * a.dst_ld + a.cols * w);
+}
+
+std::string case_str(const si::transpose_kernel &k,
+                     const si::transpose_call_args &a) {
+    std::ostringstream os;
+    os << k.name() << " rows " << a.rows << " cols " << a.cols << " src_ld "
+       << a.src_ld << " dst_ld " << a.dst_ld;
+    return os.str();
+}
+
+/// Byte equality, naming the first differing byte.
+::testing::AssertionResult same_bytes(const uint8_t *got, const uint8_t *want,
+                                      size_t n) {
+    for (size_t i = 0; i < n; ++i)
+        if (got[i] != want[i])
+            return ::testing::AssertionFailure()
+                   << "byte " << i << " of " << n << ": got "
+                   << static_cast<int>(got[i]) << ", expected "
+                   << static_cast<int>(want[i]);
+    return ::testing::AssertionSuccess();
+}
+
+/// Runs `k` on `a` (src and dst pointers set inside) over random bits;
+/// the whole dst buffer, gaps between rows included, must equal the
+/// reference run on a copy.
+::testing::AssertionResult run_vs_ref(const si::transpose_kernel &k, int w,
+                                      si::transpose_call_args a,
+                                      std::mt19937_64 &g) {
+    std::vector<uint8_t> src(src_bytes(a, w)), dst(dst_bytes(a, w));
+    fill_bytes(src.data(), src.size(), g);
+    fill_bytes(dst.data(), dst.size(), g);
+    std::vector<uint8_t> want = dst;
+    a.src = src.data();
+    a.dst = want.data();
+    si::ref_transpose(a, w);
+    a.dst = dst.data();
+    k.fn()(&a);
+    return same_bytes(dst.data(), want.data(), dst.size());
+}
+
+TEST_P(kernel_transpose, EveryShapeBitExact) {
+    auto &g = rng();
+    int fails = 0;
+    for (int w : elem_sizes) {
+        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w) });
+        ASSERT_NE(k, nullptr);
+        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
+        // All rows with sampled columns, then all columns with sampled rows.
+        for (int pass = 0; pass < 2; ++pass)
+            for (uint64_t r : extents(tr, pass == 0))
+                for (uint64_t c : extents(tc, pass == 1))
+                    for (int loose = 0; loose < 2; ++loose) {
+                        si::transpose_call_args a {};
+                        a.rows = r;
+                        a.cols = c;
+                        a.src_ld = static_cast<int64_t>(r * w)
+                                   + (loose ? w * int64_t(1 + g() % 9) : 0);
+                        a.dst_ld = static_cast<int64_t>(c * w)
+                                   + (loose ? w * int64_t(1 + g() % 9) : 0);
+                        KT_EXPECT(fails, run_vs_ref(*k, w, a, g),
+                                  case_str(*k, a));
+                    }
+    }
+}
+
+TEST_P(kernel_transpose, OddLeadingDimensions) {
+    auto &g = rng();
+    int fails = 0;
+    for (int w : elem_sizes) {
+        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w) });
+        ASSERT_NE(k, nullptr);
+        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
+        const uint64_t rs[] = { 1, uint64_t(tr), uint64_t(2 * tr + 1) };
+        const uint64_t cs[] = { 1, uint64_t(tc), uint64_t(tc + 3) };
+        for (uint64_t r : rs)
+            for (uint64_t c : cs) {
+                si::transpose_call_args a {};
+                a.rows = r;
+                a.cols = c;
+                a.dst_ld = static_cast<int64_t>(c * w) + 64 * w;
+                // Overlapping src lines (one element apart), lines not
+                // aligned to anything, and a huge stride.
+                for (int64_t ld :
+                     { int64_t(w), int64_t(3 * w), int64_t(r * w + 5 * w),
+                       int64_t((1 << 18) + w) }) {
+                    a.src_ld = ld;
+                    KT_EXPECT(fails, run_vs_ref(*k, w, a, g), case_str(*k, a));
+                }
+            }
+    }
+}
+
+TEST_P(kernel_transpose, GuardPages) {
+    auto &g = rng();
+    int fails = 0;
+    for (int w : elem_sizes) {
+        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w) });
+        ASSERT_NE(k, nullptr);
+        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
+        for (uint64_t r : extents(tr, false))
+            for (uint64_t c : extents(tc, false))
+                for (int loose = 0; loose < 2; ++loose) {
+                    si::transpose_call_args a {};
+                    a.rows = r;
+                    a.cols = c;
+                    a.src_ld = static_cast<int64_t>(r * w) + loose * 3 * w;
+                    a.dst_ld = static_cast<int64_t>(c * w) + loose * 5 * w;
+                    const size_t sb = src_bytes(a, w), db = dst_bytes(a, w);
+                    guarded_mem ms(sb), md(db);
+                    ASSERT_TRUE(ms.ok() && md.ok());
+                    for (int place = 0; place < 2; ++place) {
+                        uint8_t *s = place ? ms.at_begin() : ms.at_end(sb);
+                        uint8_t *d = place ? md.at_end(db) : md.at_begin();
+                        fill_bytes(s, sb, g);
+                        fill_bytes(d, db, g);
+                        std::vector<uint8_t> want(d, d + db);
+                        a.src = s;
+                        a.dst = want.data();
+                        si::ref_transpose(a, w);
+                        a.dst = d;
+                        k->fn()(&a);
+                        KT_EXPECT(fails, same_bytes(d, want.data(), db),
+                                  case_str(*k, a)
+                                          + (place ? " (src at begin, dst at "
+                                                     "end)"
+                                                   : " (src at end, dst at "
+                                                     "begin)"));
+                    }
+                }
+    }
+}
+
+TEST_P(kernel_transpose, OneKernelPerKeyAcrossThreads) {
+    for (int w : elem_sizes) {
+        const si::transpose_key key { kisa(), uint8_t(w) };
+        const si::transpose_kernel *got[4] = {};
+        std::vector<std::thread> ts;
+        for (int t = 0; t < 4; ++t)
+            ts.emplace_back([&, t] { got[t] = si::get_transpose_kernel(key); });
+        for (auto &t : ts)
+            t.join();
+        ASSERT_NE(got[0], nullptr);
+        for (const auto *p : got)
+            EXPECT_EQ(p, got[0]);
+        EXPECT_EQ(got[0]->name(), si::transpose_kernel_name(key));
+        EXPECT_EQ(got[0]->name(), std::string(si::kernel_isa2str(kisa()))
+                                          + "_tr_e" + std::to_string(w));
+        // A kernel made apart is another, equivalent one.
+        const auto own = si::create_jit_transpose_kernel(key);
+        EXPECT_NE(own.get(), got[0]);
+        EXPECT_EQ(own->name(), got[0]->name());
+    }
+}
+
+/// Calls a transpose kernel with the System V callee-saved registers set to
+/// known values and records them, and rsp, after the call.
+class tr_abi_harness : public Xbyak::CodeGenerator {
+public:
+    static constexpr uint64_t magic[6] = {
+        0x1111222233334444ull, 0x5555666677778888ull, 0x9999aaaabbbbccccull,
+        0xddddeeeeffff0000ull, 0x0123456789abcdefull, 0xfedcba9876543210ull
+    };
+    /// out[0..5]: rbx, rbp, r12..r15 after the call; out[6], out[7]: rsp
+    /// before and after.
+    using fn_t = void (*)(si::transpose_kernel_fn,
+                          const si::transpose_call_args *, uint64_t *out);
+
+    tr_abi_harness()
+        : CodeGenerator(4096, Xbyak::DontSetProtectRWE) {
+        using namespace Xbyak;
+        const Reg64 saved[6] = { rbx, rbp, r12, r13, r14, r15 };
+        for (const auto &r : saved)
+            push(r);
+        sub(rsp, 8); // 16-byte alignment at the call; the slot holds out
+        mov(ptr[rsp], rdx);
+        mov(rax, rdi);
+        mov(rdi, rsi);
+        for (int i = 0; i < 6; ++i)
+            mov(saved[i], magic[i]);
+        mov(ptr[rdx + 48], rsp);
+        call(rax);
+        mov(rax, ptr[rsp]);
+        for (int i = 0; i < 6; ++i)
+            mov(ptr[rax + 8 * i], saved[i]);
+        mov(ptr[rax + 56], rsp);
+        add(rsp, 8);
+        for (int i = 5; i >= 0; --i)
+            pop(saved[i]);
+        ret();
+        ready();
+        setProtectModeRE(); // W^X for the harness too
+    }
+    fn_t get() const { return getCode<fn_t>(); }
+};
+constexpr uint64_t tr_abi_harness::magic[6];
+
+TEST_P(kernel_transpose, CalleeSavedRegistersPreserved) {
+    const tr_abi_harness h;
+    auto &g = rng();
+    int fails = 0;
+    for (int w : elem_sizes) {
+        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w) });
+        ASSERT_NE(k, nullptr);
+        // Full tiles and both tails.
+        const uint64_t r = 2 * uint64_t(tile_rows(kisa(), w)) + 1;
+        const uint64_t c = 2 * uint64_t(tile_cols(kisa())) + 3;
+        si::transpose_call_args a {};
+        a.rows = r;
+        a.cols = c;
+        a.src_ld = static_cast<int64_t>(r * w);
+        a.dst_ld = static_cast<int64_t>(c * w);
+        std::vector<uint8_t> src(src_bytes(a, w)), dst(dst_bytes(a, w));
+        fill_bytes(src.data(), src.size(), g);
+        fill_bytes(dst.data(), dst.size(), g);
+        std::vector<uint8_t> want = dst;
+        a.src = src.data();
+        a.dst = want.data();
+        si::ref_transpose(a, w);
+        a.dst = dst.data();
+        uint64_t out[8] = {};
+        h.get()(k->fn(), &a, out);
+        const char *names[6] = { "rbx", "rbp", "r12", "r13", "r14", "r15" };
+        for (int i = 0; i < 6; ++i)
+            KT_EXPECT(fails,
+                      out[i] == tr_abi_harness::magic[i]
+                              ? ::testing::AssertionSuccess()
+                              : ::testing::AssertionFailure()
+                                        << names[i] << " clobbered",
+                      k->name());
+        KT_EXPECT(fails,
+                  out[6] == out[7]
+                          ? ::testing::AssertionSuccess()
+                          : ::testing::AssertionFailure() << "rsp changed",
+                  k->name());
+        KT_EXPECT(fails, same_bytes(dst.data(), want.data(), dst.size()),
+                  case_str(*k, a));
+    }
+}
+
+TEST_P(kernel_transpose, UnsupportedElementSizeThrows) {
+    for (int w : { 0, 3, 16 }) {
+        const si::transpose_key key { kisa(), uint8_t(w) };
+        EXPECT_THROW(si::create_jit_transpose_kernel(key), sg::error) << w;
+        EXPECT_THROW(si::get_transpose_kernel(key), sg::error) << w;
+    }
+}
+
+TEST(kernel_transpose_ref, NoKernelForTheReference) {
+    EXPECT_EQ(si::get_transpose_kernel({ si::kernel_isa::ref, 4 }), nullptr);
+    EXPECT_THROW(si::create_jit_transpose_kernel({ si::kernel_isa::ref, 4 }),
+                 sg::error);
+}
+
+SELGRAPH_INSTANTIATE_PER_JIT_ISA(kernel_transpose);
+
+} // namespace
+} // namespace selgraph_test
