@@ -205,6 +205,76 @@ TEST_P(kernel_api, CompileTakesTheJitOfTheIsa) {
         }
 }
 
+TEST_P(kernel_api, PdpdRunsTheKernelOfItsNumpyEquivalent) {
+    // A pdpd Select becomes the N-d problem of the numpy Select whose
+    // inputs have their dims where pdpd lays them: the same kernel (a cache
+    // hit, no generation) and the same bytes.
+    struct pdpd_case {
+        dims_t c, a, b;
+        int64_t axis;
+        dims_t c_np, b_np; // the same placement written for numpy
+    };
+    const std::vector<pdpd_case> cases = {
+        { { 4 }, { 4, 6, 40 }, { 4, 6 }, 0, { 4, 1, 1 }, { 4, 6, 1 } },
+        { { 6, 1 }, { 4, 6, 40 }, { 6, 40 }, 1, { 6, 1 }, { 6, 40 } },
+        { { 3, 4 }, { 2, 3, 4, 33 }, { 3, 1 }, 1, { 3, 4, 1 }, { 3, 1, 1 } },
+        { { 1 }, { 5, 70 }, {}, 1, {}, {} },
+    };
+    auto &g = rng();
+    for (dt t : { dt::f64, dt::s8, dt::f32 })
+        for (const auto &pc : cases) {
+            const std::string desc = std::string(dt_name(t)) + " pdpd "
+                                     + dims_str(pc.c) + " " + dims_str(pc.a)
+                                     + " " + dims_str(pc.b) + " axis "
+                                     + std::to_string(pc.axis);
+            const sg::logical_tensor lc(1, dt::boolean, pc.c,
+                                        lt_layout::strided);
+            const sg::logical_tensor la(2, t, pc.a, lt_layout::strided);
+            const sg::logical_tensor lb(3, t, pc.b, lt_layout::strided);
+            const sg::logical_tensor ld(4, t, lt_layout::strided);
+            sg::op sel(11, sg::op::kind::Select, { lc, la, lb }, { ld });
+            sel.set_attr(sg::op::attr::auto_broadcast, "pdpd");
+            sel.set_attr<int64_t>(sg::op::attr::axis, pc.axis);
+            sg::graph gr(sg::engine::kind::cpu);
+            gr.add_op(sel);
+            gr.finalize();
+            clear_global_cache();
+            auto &cache = si::kernel_cache::global();
+            const long c0 = cache.creations();
+            const sg::compiled_partition cp = gr.get_partitions().at(0).compile(
+                    { lc, la, lb }, { ld }, cpu_engine());
+            EXPECT_EQ(cache.creations() - c0, jit() ? 1 : 0) << desc;
+            const long c1 = cache.creations();
+            const api_select np = compile_select(t, pc.c_np, pc.a, pc.b_np);
+            EXPECT_EQ(cache.creations(), c1)
+                    << "the numpy equivalent needed another kernel: " << desc;
+            const sg::logical_tensor qd = cp.query_logical_tensor(4);
+            EXPECT_EQ(qd.get_dims(), pc.a) << desc;
+            nd_buffers b(np.nd, g);
+            std::vector<uint8_t> want(b.dst.data(),
+                                      b.dst.data() + b.dst.size());
+            std::vector<uint8_t> got(want);
+            execute(np, b.cond.data(), b.src0.data(), b.src1.data(),
+                    want.data());
+            sg::stream strm(cpu_engine());
+            cp.execute(strm,
+                       { sg::tensor(lc, cpu_engine(), b.cond.data()),
+                         sg::tensor(la, cpu_engine(), b.src0.data()),
+                         sg::tensor(lb, cpu_engine(), b.src1.data()) },
+                       { sg::tensor(qd, cpu_engine(), got.data()) });
+            EXPECT_TRUE(bytes_equal(got.data(), want.data(), got.size(),
+                                    dt_size(t)))
+                    << desc;
+            std::vector<uint8_t> naive(b.dst.data(),
+                                       b.dst.data() + b.dst.size());
+            naive_select(np.nd, b.cond.data(), b.src0.data(), b.src1.data(),
+                         naive.data());
+            EXPECT_TRUE(bytes_equal(got.data(), naive.data(), got.size(),
+                                    dt_size(t)))
+                    << desc << " (vs the naive oracle)";
+        }
+}
+
 TEST_P(kernel_api, AttentionMaskPublic) {
     // Also the workload of the verbose/JIT-dump child process.
     auto &g = rng();
