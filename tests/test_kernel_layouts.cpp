@@ -1,0 +1,883 @@
+// Layouts through plan_select + execute_plan (the ISA capped per test),
+// against impl::ref_select and the naive oracle, bit for bit: every
+// permutation of ranks 2 to 5 as the memory order, shared by all operands,
+// of one input only, or of dst only; padded pitches inside those layouts;
+// broadcast operands inside permuted and transposed layouts; the tiled
+// (transposing) path over threads, with misaligned dst and non-temporal
+// stores; the named layouts of channels-last data, transposed [N,N]
+// operands and attention scores stored with the last two dims swapped; and
+// the folded form of some of them, worked out by hand from the rule at the
+// top of src/broadcast.cpp.
+#include "kernel_test_utils.hpp"
+
+namespace selgraph_test {
+namespace {
+
+using kernel_layouts = isa_test;
+
+/// A memory order: perm[0] the outermost dim, perm.back() the contiguous
+/// one.
+using perm_t = std::vector<int>;
+
+std::vector<perm_t> all_perms(int rank) {
+    perm_t p(static_cast<size_t>(rank));
+    for (int i = 0; i < rank; ++i)
+        p[static_cast<size_t>(i)] = i;
+    std::vector<perm_t> v;
+    do
+        v.push_back(p);
+    while (std::next_permutation(p.begin(), p.end()));
+    return v;
+}
+
+/// Element strides of dims `d` laid out in the memory order `perm`. Every
+/// pitch above the first dim larger than 1 is `pad` elements longer than
+/// needed (a padded row), so the contiguous dim keeps stride 1.
+dims_t perm_strides(const dims_t &d, const perm_t &perm, int64_t pad = 0) {
+    dims_t s(d.size());
+    int64_t acc = 1;
+    for (size_t k = perm.size(); k-- > 0;) {
+        const auto i = static_cast<size_t>(perm[k]);
+        s[i] = acc;
+        acc *= std::max<int64_t>(d[i], 1);
+        if (acc > 1)
+            acc += pad;
+    }
+    return s;
+}
+
+perm_t identity(int rank) {
+    perm_t p(static_cast<size_t>(rank));
+    for (int i = 0; i < rank; ++i)
+        p[static_cast<size_t>(i)] = i;
+    return p;
+}
+
+/// The innermost dim of size > 1 in memory order `perm`; -1 if none.
+int fastest_dim(const dims_t &d, const perm_t &perm) {
+    for (size_t k = perm.size(); k-- > 0;)
+        if (d[static_cast<size_t>(perm[k])] > 1)
+            return perm[k];
+    return -1;
+}
+
+/// All four operands of shape `d`, with element strides `st` per operand
+/// (empty: dense row-major).
+si::select_nd full_nd(const dims_t &d, const dims_t (&st)[4], int w) {
+    nd_spec s;
+    s.w = w;
+    s.dst_from_inputs = false;
+    s.dst = d;
+    for (int op = 0; op < 3; ++op)
+        s.in[op] = d;
+    for (int op = 0; op < 4; ++op)
+        s.strides[op] = st[op];
+    return make_nd(s);
+}
+
+/// Two foldings are the same: dims, byte strides, modes, tile dim,
+/// widening.
+::testing::AssertionResult same_fold(const si::select_folded &a,
+                                     const si::select_folded &b) {
+    auto fail = [&]() {
+        return ::testing::AssertionFailure()
+               << si::folded2str(a) << " vs " << si::folded2str(b) << ": ";
+    };
+    if (a.ndims != b.ndims)
+        return fail() << "ndims " << a.ndims << " vs " << b.ndims;
+    for (int j = 0; j < a.ndims; ++j) {
+        if (a.dims[j] != b.dims[j])
+            return fail() << "dim " << j;
+        for (int i = 0; i < si::n_operands; ++i)
+            if (a.strides[i][j] != b.strides[i][j])
+                return fail()
+                       << "stride of operand " << i << " dim " << j << ": "
+                       << a.strides[i][j] << " vs " << b.strides[i][j];
+    }
+    for (int i = 0; i < si::n_operands; ++i)
+        if (a.mode[i] != b.mode[i])
+            return fail() << "mode of operand " << i;
+    if (a.tdim != b.tdim || a.rep != b.rep || a.rep_mask != b.rep_mask)
+        return fail() << "tdim/rep/rep_mask " << a.tdim << "/" << a.rep << "/"
+                      << int(a.rep_mask) << " vs " << b.tdim << "/" << b.rep
+                      << "/" << int(b.rep_mask);
+    return ::testing::AssertionSuccess();
+}
+
+/// Folded dims and byte strides written out by hand, innermost last.
+struct hand_fold {
+    dims_t dims;
+    dims_t strides[4];
+    si::inner_mode mode[4];
+    int tdim;
+};
+
+::testing::AssertionResult folds_as(const si::select_folded &f,
+                                    const hand_fold &h) {
+    const auto nd = static_cast<int>(h.dims.size());
+    auto fail = [&]() {
+        return ::testing::AssertionFailure() << si::folded2str(f) << ": ";
+    };
+    if (f.ndims != nd)
+        return fail() << "ndims " << f.ndims << ", expected " << nd;
+    for (int j = 0; j < nd; ++j) {
+        const auto k = static_cast<size_t>(j);
+        if (f.dims[j] != h.dims[k])
+            return fail() << "dim " << j << " is " << f.dims[j] << ", expected "
+                          << h.dims[k];
+        for (int i = 0; i < si::n_operands; ++i)
+            if (f.strides[i][j] != h.strides[i][k])
+                return fail()
+                       << "operand " << i << " dim " << j << " byte stride "
+                       << f.strides[i][j] << ", expected " << h.strides[i][k];
+    }
+    for (int i = 0; i < si::n_operands; ++i)
+        if (f.mode[i] != h.mode[i])
+            return fail() << "operand " << i << " mode "
+                          << static_cast<int>(f.mode[i]) << ", expected "
+                          << static_cast<int>(h.mode[i]);
+    if (f.tdim != h.tdim)
+        return fail() << "tdim " << f.tdim << ", expected " << h.tdim;
+    return ::testing::AssertionSuccess();
+}
+
+/// The sizes of a rank's permutation sweep: `key` sizes go to the two dims
+/// that matter for the permutation (the permuted fastest dim and the
+/// logical last one, which is dst's fastest when dst is dense), the other
+/// dims get `rest` (cycled).
+struct rank_sweep {
+    int rank;
+    std::vector<std::pair<int64_t, int64_t>> key;
+    dims_t rest;
+};
+
+std::vector<rank_sweep> perm_sweeps() {
+    const dims_t edge = { 1, 3, 15, 16, 17, 33, 64, 65 };
+    std::vector<std::pair<int64_t, int64_t>> all_pairs;
+    for (int64_t a : edge)
+        for (int64_t b : edge)
+            all_pairs.emplace_back(a, b);
+    return {
+        { 2, all_pairs, {} },
+        { 3, all_pairs, { 2 } },
+        { 4,
+          { { 3, 17 },
+            { 16, 5 },
+            { 17, 33 },
+            { 65, 1 },
+            { 1, 65 },
+            { 15, 16 },
+            { 64, 3 },
+            { 33, 64 } },
+          { 2, 3 } },
+        { 5, { { 3, 17 }, { 16, 5 }, { 1, 33 }, { 65, 2 } }, { 2, 3, 1 } },
+    };
+}
+
+/// Dims of one permutation case: key sizes on `perm`'s fastest dim and on
+/// the logical last dim (or, when they are the same dim, the second
+/// fastest in `perm`).
+dims_t perm_case_dims(const rank_sweep &rs, const perm_t &perm,
+                      std::pair<int64_t, int64_t> key) {
+    const int r = rs.rank;
+    const int f0 = perm.back();
+    const int f1 = f0 != r - 1 ? r - 1 : perm[perm.size() - 2];
+    dims_t d(static_cast<size_t>(r), 0);
+    d[static_cast<size_t>(f0)] = key.first;
+    d[static_cast<size_t>(f1)] = key.second;
+    size_t k = 0;
+    for (auto &x : d)
+        if (x == 0)
+            x = rs.rest[k++ % rs.rest.size()];
+    return d;
+}
+
+std::string perm_str(const perm_t &p) {
+    std::string s = "perm(";
+    for (size_t i = 0; i < p.size(); ++i)
+        s += (i ? "," : "") + std::to_string(p[i]);
+    return s + ")";
+}
+
+TEST_P(kernel_layouts, PermutationSharedByAllOperands) {
+    // Any memory order shared by cond, src_0, src_1 and dst (padded
+    // pitches included) folds as the row-major problem with the dims in
+    // that order, and never falls back to the reference kernel; unpadded,
+    // it is one row of every element.
+    auto &g = rng();
+    int fails = 0;
+    for (const auto &rs : perm_sweeps())
+        for (const perm_t &perm : all_perms(rs.rank))
+            for (const auto &key : rs.key)
+                for (int w : { 4, 2, 1 })
+                    for (int64_t pad : { 0, 3 }) {
+                        const dims_t d = perm_case_dims(rs, perm, key);
+                        const dims_t s = perm_strides(d, perm, pad);
+                        const si::select_nd p = full_nd(d, { s, s, s, s }, w);
+                        const std::string desc = perm_str(perm) + " pad "
+                                                 + std::to_string(pad) + " "
+                                                 + nd_str(p);
+                        // The same problem written row-major in memory
+                        // order.
+                        dims_t qd;
+                        for (int i : perm)
+                            qd.push_back(d[static_cast<size_t>(i)]);
+                        const dims_t qs =
+                                perm_strides(qd, identity(rs.rank), pad);
+                        const si::select_nd q =
+                                full_nd(qd, { qs, qs, qs, qs }, w);
+                        const si::select_folded f = si::fold_select(p);
+                        KT_EXPECT(fails, same_fold(f, si::fold_select(q)),
+                                  desc);
+                        if (pad == 0) {
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(
+                                              f.ndims == 1
+                                              && f.dims[0] == p.nelems())
+                                              << si::folded2str(f),
+                                      "one row expected: " + desc);
+                        }
+                        KT_EXPECT(
+                                fails,
+                                ::testing::AssertionResult(!f.has_transposed())
+                                        << si::folded2str(f),
+                                "no tile expected: " + desc);
+                        KT_EXPECT(fails,
+                                  plan_takes(si::plan_select(p, 0), kisa(),
+                                             jit()),
+                                  desc);
+                        plan_run_opts o;
+                        o.check_naive = rs.rank > 2 || (key.first & 1);
+                        KT_EXPECT(fails, run_plan_case(p, kisa(), o, g), desc);
+                    }
+}
+
+TEST_P(kernel_layouts, PermutationOfOneInput) {
+    // One input (cond, src_0, src_1 in turn) in a permuted memory order
+    // (padded or not), the rest dense row-major. Where its contiguous dim
+    // is not dst's fastest, it is transposed: the plan runs in tiles with
+    // that operand's transposing kernel, and never falls back.
+    auto &g = rng();
+    int fails = 0;
+    for (const auto &rs : perm_sweeps())
+        for (const perm_t &perm : all_perms(rs.rank))
+            for (const auto &key : rs.key)
+                for (int w : { 4, 2, 1 })
+                    for (int op = 0; op < 3; ++op) {
+                        const int64_t pad = (key.first + op) % 2 ? 2 : 0;
+                        const dims_t d = perm_case_dims(rs, perm, key);
+                        dims_t st[4];
+                        st[op] = perm_strides(d, perm, pad);
+                        const si::select_nd p = full_nd(d, st, w);
+                        const std::string desc = "operand " + std::to_string(op)
+                                                 + " " + perm_str(perm)
+                                                 + " pad " + std::to_string(pad)
+                                                 + " " + nd_str(p);
+                        const int P = fastest_dim(d, perm);
+                        const int L = fastest_dim(d, identity(rs.rank));
+                        const si::select_plan plan = si::plan_select(p, 0);
+                        KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                        const si::select_folded &f = plan.folded;
+                        const bool tr = P >= 0 && P != L;
+                        for (int i = 0; i < 4; ++i) {
+                            const si::inner_mode want =
+                                    i == op && tr ? si::inner_mode::transposed
+                                                  : si::inner_mode::vector;
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(f.mode[i]
+                                                                 == want)
+                                              << si::folded2str(f),
+                                      "mode of operand " + std::to_string(i)
+                                              + ": " + desc);
+                        }
+                        if (tr) {
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(f.tdim
+                                                                 == f.ndims - 2)
+                                              << si::folded2str(f),
+                                      desc);
+                            if (jit()) {
+                                KT_EXPECT(fails,
+                                          ::testing::AssertionResult(
+                                                  plan.transpose[op] != nullptr)
+                                                  << plan.kernel_str(),
+                                          "transposing kernel: " + desc);
+                            }
+                        }
+                        plan_run_opts o;
+                        o.check_naive = rs.rank > 2 || (key.first & 1);
+                        KT_EXPECT(fails, run_plan_case(p, kisa(), o, g), desc);
+                    }
+}
+
+TEST_P(kernel_layouts, PermutationOfDst) {
+    // dst in a permuted memory order (padded or not), the inputs dense:
+    // where dst's contiguous dim is not the inputs' one, every input is
+    // transposed, contiguous along the same dim.
+    auto &g = rng();
+    int fails = 0;
+    for (const auto &rs : perm_sweeps())
+        for (const perm_t &perm : all_perms(rs.rank))
+            for (const auto &key : rs.key)
+                for (int w : { 4, 2, 1 })
+                    for (int64_t pad : { 0, 1 }) {
+                        const dims_t d = perm_case_dims(rs, perm, key);
+                        dims_t st[4];
+                        st[3] = perm_strides(d, perm, pad);
+                        const si::select_nd p = full_nd(d, st, w);
+                        const std::string desc = "dst " + perm_str(perm)
+                                                 + " pad " + std::to_string(pad)
+                                                 + " " + nd_str(p);
+                        const int P = fastest_dim(d, perm);
+                        const int L = fastest_dim(d, identity(rs.rank));
+                        const si::select_plan plan = si::plan_select(p, 0);
+                        KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                        const si::select_folded &f = plan.folded;
+                        const bool tr = P >= 0 && P != L;
+                        for (int i = 0; i < 3; ++i) {
+                            const si::inner_mode want =
+                                    tr ? si::inner_mode::transposed
+                                       : si::inner_mode::vector;
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(f.mode[i]
+                                                                 == want)
+                                              << si::folded2str(f),
+                                      "mode of operand " + std::to_string(i)
+                                              + ": " + desc);
+                            if (tr && jit()) {
+                                KT_EXPECT(fails,
+                                          ::testing::AssertionResult(
+                                                  plan.transpose[i] != nullptr)
+                                                  << plan.kernel_str(),
+                                          desc);
+                            }
+                        }
+                        plan_run_opts o;
+                        o.check_naive = rs.rank > 2 || (key.first & 1);
+                        KT_EXPECT(fails, run_plan_case(p, kisa(), o, g), desc);
+                    }
+}
+
+TEST_P(kernel_layouts, PaddedPitchesInsideTransposedLayouts) {
+    // A transposed [R,C] input or a column-major dst whose pitch (the
+    // stride of the second dim) is longer than R, and a 3-D problem with
+    // every pitch padded, around the tile sizes.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 4, 2, 1 })
+        for (int64_t r : { 3, 16, 17, 33, 64, 65 })
+            for (int64_t c : { 1, 15, 16, 17, 47, 48, 49, 97, 161 })
+                for (int64_t pad : { 1, 7, 64 })
+                    for (int op = 0; op < 4; ++op) {
+                        dims_t st[4];
+                        st[op] = { 1, r + pad };
+                        const si::select_nd p = full_nd({ r, c }, st, w);
+                        const std::string desc = "operand " + std::to_string(op)
+                                                 + " " + nd_str(p);
+                        if (c > 1) {
+                            // Not if c == 1: a single column is contiguous.
+                            const si::select_folded f = si::fold_select(p);
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(
+                                              f.has_transposed())
+                                              << si::folded2str(f),
+                                      desc);
+                        }
+                        plan_run_opts o;
+                        o.nthreads = 2;
+                        KT_EXPECT(fails, run_plan_case(p, kisa(), o, g), desc);
+                    }
+    // [A,B,C] inputs in memory order (C,A,B) with padded pitches, dst
+    // row-major with padded rows.
+    for (int w : { 4, 2, 1 })
+        for (int64_t b : { 16, 17, 65 }) {
+            const dims_t d = { 3, b, 33 };
+            dims_t st[4];
+            for (int op = 0; op < 3; ++op)
+                st[op] = perm_strides(d, { 2, 0, 1 }, 5 + op);
+            st[3] = perm_strides(d, { 0, 1, 2 }, 11);
+            const si::select_nd p = full_nd(d, st, w);
+            KT_EXPECT(fails, run_plan_case(p, kisa(), plan_run_opts(), g),
+                      nd_str(p));
+        }
+}
+
+/// NCHW dims [n,c,h,w] in channels-last memory order.
+dims_t nhwc(const dims_t &d, int64_t pad = 0) {
+    return perm_strides(d, { 0, 2, 3, 1 }, pad);
+}
+
+TEST_P(kernel_layouts, BroadcastInsidePermutedLayouts) {
+    auto &g = rng();
+    int fails = 0;
+    const size_t nt = si::nt_candidate_bytes();
+    for (int w : { 4, 2, 1 }) {
+        // Per-channel cond or src_1 [1,C,1,1] over NHWC data (dst too),
+        // padded or not.
+        for (const dims_t &d :
+             { dims_t { 2, 8, 5, 7 }, dims_t { 1, 3, 4, 5 },
+               dims_t { 2, 17, 3, 16 }, dims_t { 3, 64, 2, 9 },
+               dims_t { 1, 33, 5, 65 }, dims_t { 2, 1, 4, 4 } })
+            for (int port : { 0, 2 })
+                for (int64_t pad : { 0, 4 }) {
+                    nd_spec s;
+                    s.w = w;
+                    s.dst_from_inputs = false;
+                    s.dst = d;
+                    for (int op = 0; op < 3; ++op) {
+                        s.in[op] = op == port ? dims_t { 1, d[1], 1, 1 } : d;
+                        if (op != port)
+                            s.strides[op] = nhwc(d, pad);
+                    }
+                    s.strides[3] = nhwc(d, pad);
+                    const si::select_nd p = make_nd(s);
+                    const std::string desc = "per-channel port "
+                                             + std::to_string(port) + " "
+                                             + nd_str(p);
+                    KT_EXPECT(fails,
+                              plan_takes(si::plan_select(p, 0), kisa(), jit()),
+                              desc);
+                    plan_run_opts o;
+                    o.nthreads = 2;
+                    o.working_set = pad ? nt : 0;
+                    KT_EXPECT(fails, run_plan_case(p, kisa(), o, g), desc);
+                }
+        // Attention scores [B,H,S,S] with the last two dims swapped in
+        // memory, a mask [1,1,S,S], a 0-D src_1; dst dense or swapped like
+        // the scores; the mask swapped with dense scores; and the scores as
+        // src_1 with a 0-D src_0 (the role swap over a transposed operand).
+        for (int64_t sq : { 1, 2, 15, 16, 17, 33, 64, 65 }) {
+            const dims_t sc = { 2, 3, sq, sq }, mask = { 1, 1, sq, sq };
+            const dims_t swapped = { 3 * sq * sq, sq * sq, 1, sq };
+            const dims_t mask_swapped = { sq * sq, sq * sq, 1, sq };
+            struct att {
+                const char *name;
+                dims_t c_st, a_st, d_st;
+                bool scores_in_src1;
+            };
+            const att cases[] = {
+                { "scores_swapped", {}, swapped, {}, false },
+                { "scores_and_dst_swapped", {}, swapped, swapped, false },
+                { "mask_swapped", mask_swapped, {}, {}, false },
+                { "scores_swapped_in_src1", {}, swapped, {}, true },
+            };
+            for (const auto &a : cases) {
+                nd_spec s;
+                s.w = w;
+                s.dst_from_inputs = false;
+                s.dst = sc;
+                s.in[0] = mask;
+                s.strides[0] = a.c_st;
+                const int sp = a.scores_in_src1 ? 2 : 1;
+                s.in[sp] = sc;
+                s.strides[sp] = a.a_st;
+                s.in[3 - sp] = {};
+                s.strides[3] = a.d_st;
+                const si::select_nd p = make_nd(s);
+                const std::string desc = std::string(a.name) + " " + nd_str(p);
+                const si::select_plan plan = si::plan_select(p, 0);
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                if (sq > 1) {
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(
+                                      plan.folded.has_transposed())
+                                      << si::folded2str(plan.folded),
+                              desc);
+                }
+                if (jit() && sq > 1 && a.scores_in_src1) {
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(
+                                      plan.swap && plan.transpose[si::op_src1])
+                                      << plan.kernel_str(),
+                              desc);
+                }
+                for (int nthr : { 1, 3 }) {
+                    plan_run_opts o;
+                    o.nthreads = nthr;
+                    o.working_set = nthr == 3 ? nt : 0;
+                    KT_EXPECT(fails, run_plan_case(p, kisa(), o, g), desc);
+                }
+            }
+        }
+        // Broadcast operands inside a transposed [R,C] problem (src_0 or
+        // cond transposed): a row vector [C], a column [R,1], a 0-D
+        // operand, in each other input.
+        for (int64_t r : { 3, 16, 17, 65 })
+            for (int64_t c : { 5, 16, 33, 64, 130 })
+                for (int tr_op : { 0, 1, 2 })
+                    for (int b_op : { 0, 1, 2 }) {
+                        if (b_op == tr_op)
+                            continue;
+                        for (int kind = 0; kind < 3; ++kind) {
+                            const dims_t bshape = kind == 0   ? dims_t { c }
+                                                  : kind == 1 ? dims_t { r, 1 }
+                                                              : dims_t {};
+                            nd_spec s;
+                            s.w = w;
+                            s.dst_from_inputs = false;
+                            s.dst = { r, c };
+                            for (int op = 0; op < 3; ++op)
+                                s.in[op] = { r, c };
+                            s.in[b_op] = bshape;
+                            s.strides[tr_op] = { 1, r };
+                            const si::select_nd p = make_nd(s);
+                            const std::string desc =
+                                    "transposed " + std::to_string(tr_op)
+                                    + ", broadcast " + std::to_string(b_op)
+                                    + " kind " + std::to_string(kind) + " "
+                                    + nd_str(p);
+                            const si::select_plan plan = si::plan_select(p, 0);
+                            KT_EXPECT(fails, plan_takes(plan, kisa(), jit()),
+                                      desc);
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(
+                                              plan.folded.mode[tr_op]
+                                              == si::inner_mode::transposed)
+                                              << si::folded2str(plan.folded),
+                                      desc);
+                            plan_run_opts o;
+                            o.nthreads = 1 + (c & 1);
+                            KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                                      desc);
+                        }
+                    }
+    }
+}
+
+TEST_P(kernel_layouts, TiledPathThreadsOffsetsNonTemporal) {
+    // Tiled problems large enough to split over threads, with dst at
+    // element offsets from a cache line, misaligned sources and the
+    // non-temporal kernel.
+    auto &g = rng();
+    int fails = 0;
+    struct big {
+        const char *name;
+        dims_t d;
+        int op; // the permuted operand
+        perm_t perm;
+    };
+    const std::vector<big> cases = {
+        { "src0_transposed", { 300, 257 }, 1, { 1, 0 } },
+        { "cond_transposed", { 300, 257 }, 0, { 1, 0 } },
+        { "src1_transposed", { 257, 300 }, 2, { 1, 0 } },
+        { "dst_transposed", { 257, 300 }, 3, { 1, 0 } },
+        { "dst_nhwc", { 2, 48, 17, 33 }, 3, { 0, 2, 3, 1 } },
+        { "src0_nhwc", { 2, 48, 17, 33 }, 1, { 0, 2, 3, 1 } },
+        { "src0_rank3_outer", { 65, 7, 129 }, 1, { 1, 2, 0 } },
+    };
+    for (int w : { 4, 2, 1 })
+        for (const auto &bc : cases) {
+            dims_t st[4];
+            st[bc.op] = perm_strides(bc.d, bc.perm);
+            const si::select_nd p = full_nd(bc.d, st, w);
+            const si::select_plan plan = si::plan_select(p, 0);
+            ASSERT_TRUE(plan_takes(plan, kisa(), jit())) << bc.name;
+            ASSERT_TRUE(plan.folded.has_transposed())
+                    << bc.name << " " << si::folded2str(plan.folded);
+            for (int nthr : { 1, 2, 3 }) {
+                if (jit()) {
+                    // The team is really nthr threads.
+                    EXPECT_EQ(si::plan_threads(plan, nthr), nthr) << bc.name;
+                }
+                for (size_t mis : { size_t(0), size_t(1), size_t(3) })
+                    for (bool ntk : { false, true }) {
+                        plan_run_opts o;
+                        o.nthreads = nthr;
+                        o.misd = mis * static_cast<size_t>(w);
+                        o.mis0 = (mis + 1) % 3 * static_cast<size_t>(w);
+                        o.mis1 = mis * 2 * static_cast<size_t>(w);
+                        o.misc = mis;
+                        o.working_set = ntk ? si::nt_candidate_bytes() : 0;
+                        o.check_naive = nthr == 1 && mis == 0 && !ntk;
+                        KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                                  std::string(bc.name) + " nthreads "
+                                          + std::to_string(nthr) + " misd "
+                                          + std::to_string(o.misd)
+                                          + (ntk ? " nt " : " ") + nd_str(p));
+                    }
+            }
+        }
+    // In place on a transposed dst: src_0 shares dst's column-major layout,
+    // cond transposed as well.
+    for (int w : { 4, 2, 1 }) {
+        dims_t st[4];
+        st[0] = st[1] = st[3] = { 1, 300 };
+        const si::select_nd p = full_nd({ 300, 257 }, st, w);
+        for (int nthr : { 1, 3 }) {
+            plan_run_opts o;
+            o.in_place = true;
+            o.nthreads = nthr;
+            KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                      "in place " + nd_str(p));
+        }
+    }
+}
+
+TEST_P(kernel_layouts, NamedLayouts) {
+    // The layouts of the issue at small scale, every element size.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 8, 4, 2, 1 }) {
+        for (const dims_t &d :
+             { dims_t { 2, 8, 5, 7 }, dims_t { 1, 16, 4, 4 },
+               dims_t { 2, 17, 3, 33 }, dims_t { 1, 64, 3, 65 },
+               dims_t { 3, 3, 16, 1 } }) {
+            const dims_t cl = nhwc(d);
+            const dims_t chan = { 1, d[1], 1, 1 };
+            std::vector<std::pair<std::string, nd_spec>> named;
+            auto add = [&](const char *name, const dims_t &cs,
+                           const dims_t &cst, const dims_t &ast,
+                           const dims_t &bs, const dims_t &bst,
+                           const dims_t &dst_st) {
+                nd_spec s;
+                s.w = w;
+                s.dst_from_inputs = false;
+                s.dst = d;
+                s.in[0] = cs;
+                s.in[1] = d;
+                s.in[2] = bs;
+                s.strides[0] = cst;
+                s.strides[1] = ast;
+                s.strides[2] = bst;
+                s.strides[3] = dst_st;
+                named.emplace_back(name, s);
+            };
+            add("all_nhwc", d, cl, cl, d, cl, cl);
+            add("nhwc_per_channel_cond", chan, {}, cl, d, cl, cl);
+            add("nhwc_per_channel_src1", d, cl, cl, chan, {}, cl);
+            add("src0_nhwc_rest_nchw", d, {}, cl, d, {}, {});
+            add("dst_nhwc_rest_nchw", d, {}, {}, d, {}, cl);
+            for (const auto &nm : named) {
+                const si::select_nd p = make_nd(nm.second);
+                for (int nthr : { 1, 2 }) {
+                    plan_run_opts o;
+                    o.nthreads = nthr;
+                    o.misd = nthr == 2 ? static_cast<size_t>(w) : 0;
+                    KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                              nm.first + " " + nd_str(p));
+                }
+            }
+        }
+        for (int64_t n : { 2, 15, 16, 17, 33, 64, 65, 100 })
+            for (int op : { 1, 0 }) {
+                dims_t st[4];
+                st[op] = { 1, n };
+                const si::select_nd p = full_nd({ n, n }, st, w);
+                const si::select_plan plan = si::plan_select(p, 0);
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), nd_str(p));
+                if (jit()) {
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(
+                                      plan.transpose[op] != nullptr
+                                      && plan.transpose[1 - op] == nullptr)
+                                      << plan.kernel_str(),
+                              nd_str(p));
+                }
+                plan_run_opts o;
+                o.working_set = n % 2 ? si::nt_candidate_bytes() : 0;
+                KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                          (op ? "src0" : "cond") + std::string(" transposed ")
+                                  + nd_str(p));
+            }
+        for (int64_t sq : { 3, 16, 17, 64 }) {
+            nd_spec s;
+            s.w = w;
+            s.dst_from_inputs = false;
+            s.dst = { 2, 4, sq, sq };
+            s.in[0] = { 1, 1, sq, sq };
+            s.in[1] = s.dst;
+            s.in[2] = {};
+            s.strides[1] = { 4 * sq * sq, sq * sq, 1, sq };
+            const si::select_nd p = make_nd(s);
+            KT_EXPECT(fails, run_plan_case(p, kisa(), plan_run_opts(), g),
+                      "attention scores swapped " + nd_str(p));
+        }
+    }
+}
+
+TEST_P(kernel_layouts, FoldedByHand) {
+    // Folded dims, byte strides and modes worked out by hand from the rule
+    // (dims in dst's memory order, merged from the innermost outwards while
+    // every operand is contiguous across, the row classified, the tile dim
+    // moved right outside the row).
+    using m = si::inner_mode;
+    const m V = m::vector, S = m::scalar, T = m::transposed;
+    for (int64_t w : { 4, 2, 1 }) {
+        const int wi = static_cast<int>(w);
+        const dims_t d = { 2, 8, 5, 7 };
+        const dims_t cl = nhwc(d); // {280, 1, 56, 8}
+        ASSERT_EQ(cl, (dims_t { 280, 1, 56, 8 }));
+        // All NHWC: N, H, W, C in memory order, all contiguous: one row of
+        // 560, as dense [2, 280].
+        {
+            const si::select_folded f =
+                    si::fold_select(full_nd(d, { cl, cl, cl, cl }, wi));
+            EXPECT_TRUE(folds_as(f, { { 560 },
+                                      { { 1 }, { w }, { w }, { w } },
+                                      { V, V, V, V },
+                                      -1 }));
+            EXPECT_TRUE(
+                    same_fold(f, si::fold_select(make_nd({ 2, 280 }, { 2, 280 },
+                                                         { 2, 280 }, wi))));
+        }
+        // src_0 NHWC, the rest NCHW: W and H merge (35), src_0 has stride 8
+        // along them and 1 along C, which is the tile dim.
+        {
+            dims_t st[4];
+            st[1] = cl;
+            const si::select_folded f = si::fold_select(full_nd(d, st, wi));
+            EXPECT_TRUE(folds_as(f, { { 2, 8, 35 },
+                                      { { 280, 35, 1 },
+                                        { 280 * w, w, 8 * w },
+                                        { 280 * w, 35 * w, w },
+                                        { 280 * w, 35 * w, w } },
+                                      { V, T, V, V },
+                                      1 }));
+        }
+        // dst NHWC, the rest NCHW: the row is C, every input has stride 35
+        // along it and 1 along H*W (merged, 35).
+        {
+            dims_t st[4];
+            st[3] = cl;
+            const si::select_folded f = si::fold_select(full_nd(d, st, wi));
+            EXPECT_TRUE(folds_as(f, { { 2, 35, 8 },
+                                      { { 280, 1, 35 },
+                                        { 280 * w, w, 35 * w },
+                                        { 280 * w, w, 35 * w },
+                                        { 280 * w, 8 * w, w } },
+                                      { T, T, T, V },
+                                      1 }));
+        }
+        // NHWC [2,64,5,7] with a per-channel cond: rows of C = 64, N*H*W =
+        // 70 of them, cond a row vector: widened by 14 (the largest divisor
+        // of 70 with 14 * 64 <= 1024) into 5 rows of 896.
+        for (int port : { 0, 2 }) {
+            const dims_t d2 = { 2, 64, 5, 7 };
+            const dims_t cl2 = nhwc(d2);
+            nd_spec s;
+            s.w = wi;
+            s.dst_from_inputs = false;
+            s.dst = d2;
+            for (int op = 0; op < 3; ++op) {
+                s.in[op] = op == port ? dims_t { 1, 64, 1, 1 } : d2;
+                if (op != port)
+                    s.strides[op] = cl2;
+            }
+            s.strides[3] = cl2;
+            const si::select_folded f = si::fold_select(make_nd(s));
+            const int64_t data_row = 896 * w;
+            hand_fold h { { 5, 896 },
+                          { { 896, 1 },
+                            { data_row, w },
+                            { data_row, w },
+                            { data_row, w } },
+                          { V, V, V, V },
+                          -1 };
+            h.strides[port] = { 0, port == 0 ? 1 : w };
+            EXPECT_TRUE(folds_as(f, h)) << "port " << port;
+            EXPECT_EQ(f.rep, 14);
+            EXPECT_EQ(f.rep_mask, 1u << port);
+        }
+        // [33,33], src_0 or cond with strides {1,33}: the tile dim is the
+        // rows (dim 0).
+        {
+            dims_t st[4];
+            st[1] = { 1, 33 };
+            EXPECT_TRUE(folds_as(si::fold_select(full_nd({ 33, 33 }, st, wi)),
+                                 { { 33, 33 },
+                                   { { 33, 1 },
+                                     { w, 33 * w },
+                                     { 33 * w, w },
+                                     { 33 * w, w } },
+                                   { V, T, V, V },
+                                   0 }));
+            dims_t sc[4];
+            sc[0] = { 1, 33 };
+            EXPECT_TRUE(folds_as(si::fold_select(full_nd({ 33, 33 }, sc, wi)),
+                                 { { 33, 33 },
+                                   { { 1, 33 },
+                                     { 33 * w, w },
+                                     { 33 * w, w },
+                                     { 33 * w, w } },
+                                   { T, V, V, V },
+                                   0 }));
+        }
+        // Attention [2,3,17,17], scores with the last two dims swapped,
+        // mask [1,1,17,17], 0-D src_1: B and H merge (6), the two S dims
+        // stay apart; src_0 contiguous along dim 1 (tile rows).
+        {
+            nd_spec s;
+            s.w = wi;
+            s.dst_from_inputs = false;
+            s.dst = { 2, 3, 17, 17 };
+            s.in[0] = { 1, 1, 17, 17 };
+            s.in[1] = s.dst;
+            s.in[2] = {};
+            s.strides[1] = { 867, 289, 1, 17 };
+            EXPECT_TRUE(folds_as(si::fold_select(make_nd(s)),
+                                 { { 6, 17, 17 },
+                                   { { 0, 17, 1 },
+                                     { 289 * w, w, 17 * w },
+                                     { 0, 0, 0 },
+                                     { 289 * w, 17 * w, w } },
+                                   { V, T, S, V },
+                                   1 }));
+            // dst swapped like the scores: the row is dim 2, where the mask
+            // has stride 17 and is contiguous along dim 3.
+            s.strides[3] = s.strides[1];
+            EXPECT_TRUE(folds_as(si::fold_select(make_nd(s)),
+                                 { { 6, 17, 17 },
+                                   { { 0, 1, 17 },
+                                     { 289 * w, 17 * w, w },
+                                     { 0, 0, 0 },
+                                     { 289 * w, 17 * w, w } },
+                                   { T, V, S, V },
+                                   1 }));
+        }
+    }
+}
+
+TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
+    // The layouts the tiles do not take: an input strided along dst's row
+    // with no stride-1 dim, a dst contiguous along no dim, two inputs
+    // contiguous along different dims. They must run the reference kernel
+    // (checked by run_plan_case through expect_jit_able, and here
+    // directly), and run it right.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 4, 2, 1 })
+        for (int64_t n : { 16, 17, 33 }) {
+            struct ref_case {
+                const char *name;
+                dims_t d;
+                dims_t st[4];
+            };
+            const ref_case cases[] = {
+                { "src0_stride2_no_unit",
+                  { 5, n },
+                  { {}, { 2 * n, 2 }, {}, {} } },
+                { "src0_transposed_step2",
+                  { 5, n },
+                  { {}, { 2, 10 }, {}, {} } },
+                { "dst_every_other", { 5, n }, { {}, {}, {}, { 2 * n, 2 } } },
+                { "dst_column_step2", { 5, n }, { {}, {}, {}, { 2, 10 } } },
+                { "cond_and_src0_contiguous_along_different_dims",
+                  { 4, 6, n },
+                  { { 1, 4, 24 }, { 6 * n, 1, 6 }, {}, {} } },
+            };
+            for (const auto &rc : cases) {
+                const si::select_nd p = full_nd(rc.d, rc.st, w);
+                EXPECT_FALSE(expect_jit_able(p)) << rc.name;
+                KT_EXPECT(fails,
+                          plan_takes(si::plan_select(p, 0), kisa(), false),
+                          std::string(rc.name) + " " + nd_str(p));
+                KT_EXPECT(fails, run_plan_case(p, kisa(), plan_run_opts(), g),
+                          std::string(rc.name) + " " + nd_str(p));
+            }
+        }
+}
+
+SELGRAPH_INSTANTIATE_PER_ISA(kernel_layouts);
+
+} // namespace
+} // namespace selgraph_test

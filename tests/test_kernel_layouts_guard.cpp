@@ -1,0 +1,176 @@
+// Guard pages around every tensor of the tiled (transposing) path: a
+// transposed src_0, cond or src_1 (with and without a padded pitch), a
+// column-major or channels-last dst over row-major inputs, each tensor
+// ending right before a PROT_NONE page and, separately, starting right
+// after one, for row and column counts around the tile and vector sizes.
+// A read past a transposed column or a write past a tile's last row or
+// column crashes the test binary; the results are compared with
+// impl::ref_select bit for bit.
+#include "kernel_test_utils.hpp"
+
+namespace selgraph_test {
+namespace {
+
+using kernel_layouts_guard = isa_test;
+
+/// One guarded region per operand (as in test_kernel_guard.cpp).
+struct layout_guard_set {
+    std::unique_ptr<guarded_mem> m[4];
+    explicit layout_guard_set(size_t capacity) {
+        for (auto &x : m)
+            x = std::make_unique<guarded_mem>(capacity);
+    }
+    bool ok() const {
+        for (const auto &x : m)
+            if (!x->ok())
+                return false;
+        return true;
+    }
+    uint8_t *place(int op, size_t bytes, bool at_end) {
+        return at_end ? m[op]->at_end(bytes) : m[op]->at_begin();
+    }
+    void fill(std::mt19937_64 &g) {
+        fill_cond(m[0]->at_begin(), m[0]->capacity(), g);
+        for (int op = 1; op < 4; ++op)
+            fill_bytes(m[op]->at_begin(), m[op]->capacity(), g);
+    }
+};
+
+/// Places the operands of `p` against the guard pages, runs `plan` on
+/// `nthreads` and compares dst (its whole span, gaps included) with
+/// ref_select run on a copy of the same bytes.
+::testing::AssertionResult run_guarded(layout_guard_set &gs,
+                                       const si::select_nd &p,
+                                       const si::select_plan &plan, bool at_end,
+                                       int nthreads) {
+    const void *ptr[4];
+    for (int op = 0; op < 4; ++op)
+        ptr[op] = gs.place(op, span_bytes(p, op), at_end);
+    auto *dst = static_cast<uint8_t *>(const_cast<void *>(ptr[si::op_dst]));
+    const size_t dbytes = span_bytes(p, si::op_dst);
+    std::vector<uint8_t> want(dst, dst + dbytes);
+    si::ref_select(p, ptr[0], ptr[1], ptr[2], want.data(), 1);
+    si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, nthreads,
+                     plan.kernel_nt ? si::store_override::nt
+                                    : si::store_override::none);
+    return bytes_equal(dst, want.data(), dbytes, p.elem_size);
+}
+
+TEST_P(kernel_layouts_guard, TransposedOperandsAgainstGuards) {
+    auto &g = rng();
+    int fails = 0;
+    const std::vector<int64_t> rows = { 1,  2,  3,  15, 16, 17,
+                                        31, 32, 33, 63, 64, 65 };
+    const std::vector<int64_t> cols = { 1,  3,  15, 16, 17, 33,  47,
+                                        48, 49, 95, 96, 97, 161, 513 };
+    for (int w : { 8, 4, 2, 1 }) {
+        const int64_t pad_max = 5;
+        // The largest span: 65 x 513 elements with a padded pitch.
+        layout_guard_set gs(static_cast<size_t>((65 + pad_max) * 513 * w));
+        ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+        for (int64_t r : rows)
+            for (int64_t c : cols) {
+                if (c == 513 && r % 16 != 1)
+                    continue; // a few long rows only
+                gs.fill(g);
+                for (int op = 0; op < 4; ++op)
+                    for (int64_t pad : { int64_t(0), pad_max }) {
+                        // op 0..2: that input column-major ({1, r + pad}),
+                        // the rest row-major; op 3: dst column-major over
+                        // row-major inputs.
+                        nd_spec s;
+                        s.w = w;
+                        s.dst_from_inputs = false;
+                        s.dst = { r, c };
+                        for (int i = 0; i < 3; ++i)
+                            s.in[i] = { r, c };
+                        s.strides[op] = { 1, r + pad };
+                        const si::select_nd p = make_nd(s);
+                        const bool nt = (r + c) % 2 == 1;
+                        const si::select_plan plan = si::plan_select(
+                                p, nt ? si::nt_candidate_bytes() : 0);
+                        const std::string desc = "operand " + std::to_string(op)
+                                                 + " " + nd_str(p)
+                                                 + (nt ? " (nt)" : "");
+                        // With one row, a padded pitch is a plain stride
+                        // along the row: the reference kernel's case.
+                        const bool tiled = r > 1 && c > 1;
+                        KT_EXPECT(fails,
+                                  ::testing::AssertionResult(
+                                          expect_jit_able(p)
+                                          == (tiled || pad == 0 || c == 1))
+                                          << nd_str(p),
+                                  desc);
+                        KT_EXPECT(fails,
+                                  plan_takes(plan, kisa(),
+                                             jit() && expect_jit_able(p)),
+                                  desc);
+                        if (tiled) {
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(
+                                              plan.folded.has_transposed())
+                                              << si::folded2str(plan.folded),
+                                      desc);
+                        }
+                        for (bool at_end : { true, false })
+                            for (int nthr : { 1, 2 })
+                                KT_EXPECT(
+                                        fails,
+                                        run_guarded(gs, p, plan, at_end, nthr),
+                                        desc
+                                                + (at_end ? " at end"
+                                                          : " at begin")
+                                                + " nthreads "
+                                                + std::to_string(nthr));
+                    }
+            }
+    }
+}
+
+TEST_P(kernel_layouts_guard, ChannelsLastAgainstGuards) {
+    // 4-D: dst NHWC over NCHW inputs (every input transposed), src_0 NHWC
+    // over NCHW (src_0 transposed), and a per-channel cond inside the
+    // latter; C and W around the tile sizes.
+    auto &g = rng();
+    int fails = 0;
+    auto nhwc = [](const dims_t &d) {
+        return dims_t { d[1] * d[2] * d[3], 1, d[3] * d[1], d[1] };
+    };
+    for (int w : { 4, 2, 1 }) {
+        layout_guard_set gs(static_cast<size_t>(2 * 65 * 3 * 65 * w));
+        ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+        for (int64_t c : { 1, 3, 16, 17, 33, 48, 49, 64, 65 })
+            for (int64_t wd : { 1, 15, 16, 17, 64, 65 }) {
+                const dims_t d = { 2, c, 3, wd };
+                gs.fill(g);
+                for (int kind = 0; kind < 3; ++kind) {
+                    nd_spec s;
+                    s.w = w;
+                    s.dst_from_inputs = false;
+                    s.dst = d;
+                    for (int i = 0; i < 3; ++i)
+                        s.in[i] = d;
+                    if (kind == 0)
+                        s.strides[3] = nhwc(d);
+                    else
+                        s.strides[1] = nhwc(d);
+                    if (kind == 2)
+                        s.in[0] = { 1, c, 1, 1 };
+                    const si::select_nd p = make_nd(s);
+                    const si::select_plan plan = si::plan_select(
+                            p, c % 2 ? si::nt_candidate_bytes() : 0);
+                    const std::string desc =
+                            "kind " + std::to_string(kind) + " " + nd_str(p);
+                    KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                    for (bool at_end : { true, false })
+                        KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, 2),
+                                  desc + (at_end ? " at end" : " at begin"));
+                }
+            }
+    }
+}
+
+SELGRAPH_INSTANTIATE_PER_ISA(kernel_layouts_guard);
+
+} // namespace
+} // namespace selgraph_test
