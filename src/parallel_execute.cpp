@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 
 #include <omp.h>
 
@@ -88,7 +89,12 @@ struct folded_runner {
 
 // Tiles of a plan with transposed operands (f.tdim == f.ndims - 2).
 struct tiled_runner {
-    static constexpr int64_t scratch_bytes = 32 * 1024;
+    // Measured on the layout benchmarks (docs/design.md): tiles of 128 rows
+    // (64 when only 1- or 2-byte operands are transposed) and a scratch of
+    // 128 KiB, row panels (the columns inner, so that the operands read as
+    // they are stream along whole rows), and the next tile prefetched.
+    static constexpr int64_t scratch_budget = 128 * 1024;
+    static constexpr int64_t prefetch_ahead = 1;
 
     const select_folded &f;
     select_kernel_fn fn;
@@ -96,31 +102,42 @@ struct tiled_runner {
     const int64_t *stride[n_operands];
     const transpose_kernel *tr[n_operands]; // null: not transposed
     int64_t esize[n_operands];
-    int64_t tile_rows = 1, tile_cols = 1;
+    int64_t ld[n_operands] = {}; // scratch row stride per transposed operand
+    int64_t tile_rows = 1, tile_cols = 1, scratch = 0;
     int64_t n_rb = 1, n_cb = 1, outer = 1;
+    bool rows_inner = false; ///< tile order: row blocks inside columns
 
     tiled_runner(const select_folded &af, select_kernel_fn afn,
                  const char *const *abase, const int64_t *const *astride,
                  const transpose_kernel *const *atr)
         : f(af)
         , fn(afn) {
-        int64_t w_min = 8, w_sum = 0;
+        int64_t w_max = 0, w_sum = 0;
         for (int i = 0; i < n_operands; ++i) {
             base[i] = abase[i];
             stride[i] = astride[i];
             tr[i] = atr[i];
             esize[i] = i == op_cond ? 1 : f.elem_size;
             if (tr[i]) {
-                w_min = std::min(w_min, esize[i]);
+                w_max = std::max(w_max, esize[i]);
                 w_sum += esize[i];
             }
         }
         const int nd = f.ndims;
         const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
-        // Each transposed read covers at least a cache line per column.
-        tile_rows = std::min(rows, std::max<int64_t>(16, 64 / w_min));
-        tile_cols = scratch_bytes / (tile_rows * w_sum) / 16 * 16;
+        tile_rows = std::min(rows, w_max >= 4 ? int64_t(128) : int64_t(64));
+        tile_cols = scratch_budget / (tile_rows * w_sum) / 16 * 16;
         tile_cols = std::min(inner, std::max<int64_t>(16, tile_cols));
+        for (int i = 0; i < n_operands; ++i) {
+            if (!tr[i])
+                continue;
+            // A scratch row stride of a multiple of 512 bytes maps the rows
+            // of a tile to few cache sets: pad it by a line.
+            ld[i] = tile_cols * esize[i];
+            if (ld[i] % 512 == 0)
+                ld[i] += 64;
+            scratch += (tile_rows * ld[i] + 63) / 64 * 64;
+        }
         n_rb = (rows + tile_rows - 1) / tile_rows;
         n_cb = (inner + tile_cols - 1) / tile_cols;
         for (int d = 0; d + 2 < nd; ++d)
@@ -129,15 +146,71 @@ struct tiled_runner {
 
     int64_t items() const { return outer * n_rb * n_cb; }
 
-    // Tiles [i0, i1), in (outer, row block, column block) order.
+    // This thread's scratch, kept for the next execute.
+    char *thread_scratch() const {
+        thread_local std::unique_ptr<char[]> buf;
+        thread_local int64_t size = 0;
+        if (size < scratch + 64) {
+            buf.reset(new char[static_cast<size_t>(scratch + 64)]);
+            size = scratch + 64;
+        }
+        const auto p = reinterpret_cast<uintptr_t>(buf.get());
+        return buf.get() + ((64 - p % 64) % 64);
+    }
+
+    // Prefetches into L2 every line tile `it` reads or writes: its rows of
+    // the operands read as they are (and of dst), and the columns of the
+    // transposed ones. A tile touches tens to hundreds of short runs of
+    // lines, more than the hardware prefetchers track.
+    void prefetch_tile(int64_t it) const {
+        const int nd = f.ndims;
+        const int td = nd - 2, in = nd - 1;
+        int64_t o = it / (n_rb * n_cb);
+        const int64_t rem = it % (n_rb * n_cb);
+        const int64_t rb = rows_inner ? rem % n_rb : rem / n_cb;
+        const int64_t cb = rows_inner ? rem / n_rb : rem % n_cb;
+        const int64_t r0 = rb * tile_rows, c0 = cb * tile_cols;
+        const int64_t nr = std::min(tile_rows, f.dims[td] - r0);
+        const int64_t nc = std::min(tile_cols, f.dims[in] - c0);
+        int64_t off[n_operands];
+        for (int i = 0; i < n_operands; ++i)
+            off[i] = r0 * stride[i][td] + c0 * stride[i][in];
+        for (int d = td - 1; d >= 0; --d) {
+            const int64_t di = o % f.dims[d];
+            o /= f.dims[d];
+            for (int i = 0; i < n_operands; ++i)
+                off[i] += di * stride[i][d];
+        }
+        for (int i = 0; i < n_operands; ++i) {
+            const char *p = base[i] + off[i];
+            if (tr[i]) {
+                for (int64_t c = 0; c < nc; ++c)
+                    for (int64_t b = 0; b < nr * esize[i]; b += 64)
+                        __builtin_prefetch(p + c * stride[i][in] + b, 0, 2);
+            } else if (stride[i][in] != 0 && stride[i][td] != 0) {
+                for (int64_t r = 0; r < nr; ++r)
+                    for (int64_t b = 0; b < nc * esize[i]; b += 64)
+                        __builtin_prefetch(p + r * stride[i][td] + b,
+                                           i == op_dst, 2);
+            }
+        }
+    }
+
+    // Tiles [i0, i1), in (outer, column block, row block) order (or with
+    // the two blocks swapped).
     void run(int64_t i0, int64_t i1) const {
-        alignas(64) char scratch[scratch_bytes + 3 * 64];
+        for (int64_t it = i0; it < std::min(i1, i0 + prefetch_ahead); ++it)
+            prefetch_tile(it);
+        char *const scr = thread_scratch();
         const int nd = f.ndims;
         const int td = nd - 2, in = nd - 1;
         for (int64_t it = i0; it < i1; ++it) {
+            if (it + prefetch_ahead < i1)
+                prefetch_tile(it + prefetch_ahead);
             int64_t o = it / (n_rb * n_cb);
             const int64_t rem = it % (n_rb * n_cb);
-            const int64_t rb = rem / n_cb, cb = rem % n_cb;
+            const int64_t rb = rows_inner ? rem % n_rb : rem / n_cb;
+            const int64_t cb = rows_inner ? rem / n_rb : rem % n_cb;
             const int64_t r0 = rb * tile_rows, c0 = cb * tile_cols;
             const int64_t nr = std::min(tile_rows, f.dims[td] - r0);
             const int64_t nc = std::min(tile_cols, f.dims[in] - c0);
@@ -152,7 +225,7 @@ struct tiled_runner {
             }
             const void *ptr[n_operands];
             int64_t row_stride[n_operands];
-            char *sp = scratch;
+            char *sp = scr;
             for (int i = 0; i < n_operands; ++i) {
                 ptr[i] = base[i] + off[i];
                 row_stride[i] = stride[i][td];
@@ -164,11 +237,11 @@ struct tiled_runner {
                 t.rows = static_cast<uint64_t>(nr);
                 t.cols = static_cast<uint64_t>(nc);
                 t.src_ld = stride[i][in];
-                t.dst_ld = tile_cols * esize[i];
+                t.dst_ld = ld[i];
                 tr[i]->fn()(&t);
                 ptr[i] = sp;
-                row_stride[i] = t.dst_ld;
-                sp += (tile_rows * tile_cols * esize[i] + 63) / 64 * 64;
+                row_stride[i] = ld[i];
+                sp += (tile_rows * ld[i] + 63) / 64 * 64;
             }
             select_call_args a;
             a.cond = ptr[op_cond];
