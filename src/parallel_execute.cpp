@@ -189,9 +189,12 @@ struct tiled_runner {
                         __builtin_prefetch(p + c * stride[i][in] + b, 0, 2);
             } else if (stride[i][in] != 0 && stride[i][td] != 0) {
                 for (int64_t r = 0; r < nr; ++r)
-                    for (int64_t b = 0; b < nc * esize[i]; b += 64)
-                        __builtin_prefetch(p + r * stride[i][td] + b,
-                                           i == op_dst, 2);
+                    for (int64_t b = 0; b < nc * esize[i]; b += 64) {
+                        if (i == op_dst)
+                            __builtin_prefetch(p + r * stride[i][td] + b, 1, 2);
+                        else
+                            __builtin_prefetch(p + r * stride[i][td] + b, 0, 2);
+                    }
             }
         }
     }
