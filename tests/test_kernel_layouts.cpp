@@ -647,6 +647,9 @@ TEST_P(kernel_layouts, NamedLayouts) {
             add("nhwc_per_channel_src1", d, cl, cl, chan, {}, cl);
             add("src0_nhwc_rest_nchw", d, {}, cl, d, {}, {});
             add("dst_nhwc_rest_nchw", d, {}, {}, d, {}, cl);
+            add("dst_nhwc_per_channel_cond", chan, {}, {}, d, {}, cl);
+            add("dst_nhwc_src1_0d", d, {}, {}, {}, {}, cl);
+            add("src0_nhwc_per_channel_src1", d, {}, cl, chan, {}, {});
             for (const auto &nm : named) {
                 const si::select_nd p = make_nd(nm.second);
                 for (int nthr : { 1, 2 }) {
@@ -835,6 +838,79 @@ TEST_P(kernel_layouts, FoldedByHand) {
                                    1 }));
         }
     }
+}
+
+TEST_P(kernel_layouts, RandomPermutedLayouts) {
+    // Random ranks 2 to 5, dims around tile and vector sizes, inputs
+    // broadcast along random dims, dst in a random memory order (sometimes
+    // padded), each input in dst's order, row-major or its own random
+    // order (sometimes padded); threads, dst offsets and the non-temporal
+    // kernel at random. run_plan_case decides JIT or reference from
+    // expect_jit_able and compares with ref_select and the naive oracle.
+    std::mt19937_64 g(4242);
+    int fails = 0, jit_able = 0, tiled = 0;
+    const int count = 1500;
+    const int64_t sizes[] = { 1, 2, 3, 5, 15, 16, 17, 33, 64, 65 };
+    for (int i = 0; i < count; ++i) {
+        const int rank = 2 + static_cast<int>(g() % 4);
+        const int w = 8 >> (i % 4);
+        dims_t d(static_cast<size_t>(rank));
+        for (auto &x : d)
+            x = sizes[g() % 10];
+        auto elems = [&] {
+            int64_t n = 1;
+            for (auto x : d)
+                n *= x;
+            return n;
+        };
+        while (elems() > 20000) {
+            auto it = std::max_element(d.begin(), d.end());
+            *it = (*it + 1) / 2;
+        }
+        auto pad = [&] {
+            return g() % 4 == 0 ? static_cast<int64_t>(1 + g() % 3) : 0;
+        };
+        perm_t dperm = identity(rank);
+        std::shuffle(dperm.begin(), dperm.end(), g);
+        nd_spec s;
+        s.w = w;
+        s.dst_from_inputs = false;
+        s.dst = d;
+        s.strides[3] = perm_strides(d, dperm, pad());
+        for (int op = 0; op < 3; ++op)
+            s.in[op] = d;
+        for (size_t k = 0; k < d.size(); ++k) {
+            if (g() % 4 == 0)
+                s.in[0][k] = 1;
+            // At most one source broadcast along a dim (numpy: dst is
+            // their broadcast).
+            const auto r = g() % 6;
+            if (r < 2)
+                s.in[1 + r][k] = 1;
+        }
+        for (int op = 0; op < 3; ++op) {
+            const auto choice = g() % 3;
+            perm_t order = choice == 0 ? dperm : identity(rank);
+            if (choice == 2)
+                std::shuffle(order.begin(), order.end(), g);
+            s.strides[op] = perm_strides(s.in[op], order, pad());
+        }
+        const si::select_nd p = make_nd(s);
+        jit_able += expect_jit_able(p);
+        tiled += si::fold_select(p).has_transposed();
+        plan_run_opts o;
+        o.nthreads = 1 + static_cast<int>(g() % 3);
+        o.working_set = g() % 4 == 0 ? si::nt_candidate_bytes() : 0;
+        o.misd = (g() % 3) * static_cast<size_t>(w);
+        o.mis0 = (g() % 2) * static_cast<size_t>(w);
+        KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                  "random case " + std::to_string(i) + " " + nd_str(p)
+                          + " nthreads " + std::to_string(o.nthreads));
+    }
+    // The generator must produce mostly JIT-able problems and a good share
+    // of tiled ones, so that those are what it tests.
+    EXPECT_GT(jit_able, count / 2);
+    EXPECT_GT(tiled, count / 5);
 }
 
 TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
