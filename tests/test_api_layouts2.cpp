@@ -124,9 +124,11 @@ void run_layout_case(const char *name, dt t, const opnd &c, const opnd &a,
 } // namespace
 
 TEST(ApiLayouts2, ChannelsLastNamedCases) {
-    const dims shapes[] = {
-        { 2, 8, 5, 7 }, { 1, 17, 3, 33 }, { 2, 64, 4, 9 }, { 3, 3, 16, 1 }
-    };
+    const dims shapes[] = { { 2, 8, 5, 7 },
+                            { 1, 17, 3, 33 },
+                            { 2, 64, 4, 9 },
+                            { 3, 3, 16, 1 },
+                            { 2, 1, 5, 7 } };
     uint32_t seed = 1;
     for (dt t : layout_types)
         for (const dims &d : shapes) {
@@ -142,6 +144,8 @@ TEST(ApiLayouts2, ChannelsLastNamedCases) {
                             { d, {} }, { d, {} }, seed++);
             run_layout_case("dst_nhwc_rest_nchw", t, { d, {} }, { d, {} },
                             { d, {} }, { d, cl }, seed++);
+            run_layout_case("dst_nhwc_per_channel_cond", t, { chan, {} },
+                            { d, {} }, { d, {} }, { d, cl }, seed++);
             if (HasFailure())
                 return;
         }
