@@ -258,3 +258,42 @@ TEST(ApiLayouts2, InplaceInChannelsLast) {
         EXPECT_TRUE(same_bytes(io.data(), want.data(), io.bytes, es));
     }
 }
+
+TEST(ApiLayouts2, RepeatedExecutesOfALargeTiledCase) {
+    // Over 4 MiB touched per execute: the plan carries the non-temporal
+    // variant and the store policy times both kinds over the executes;
+    // every execute must give the same, right bytes.
+    for (dt t : { dt::f32, dt::bf16 }) {
+        SCOPED_TRACE(dt_name(t));
+        const size_t es = elem_size(t);
+        const int64_t R = 1100, C = 1031;
+        const opnd c { { R, C }, { 1, R } }, a { { R, C }, { 1, R } },
+                b { { C }, {} }, d { { R, C }, {} };
+        const lt lc = make(0, dt::boolean, c), la = make(1, t, a),
+                 lb = make(2, t, b), ld = make(3, t, d);
+        auto cp = compile_select(lc, la, lb, ld, 14);
+        std::mt19937 rng(21);
+        buffer bc(static_cast<size_t>(R * C)),
+                ba(static_cast<size_t>(R * C) * es),
+                bb(static_cast<size_t>(C) * es);
+        fill_cond(bc.data(), bc.bytes, rng);
+        fill_random(ba.data(), ba.bytes, rng);
+        fill_random(bb.data(), bb.bytes, rng);
+        const size_t dn = static_cast<size_t>(R * C) * es;
+        buffer want(dn);
+        want.fill(0x33);
+        expected_select(c, a, b, d, bc.data(), ba.data(), bb.data(),
+                        want.data(), es);
+        for (int rep = 0; rep < 12; ++rep) {
+            buffer out(dn, static_cast<size_t>(rep % 3) * es);
+            out.fill(0x33);
+            cp.execute(cpu_stream(),
+                       { tensor(lc, cpu_engine(), bc.data()),
+                         tensor(la, cpu_engine(), ba.data()),
+                         tensor(lb, cpu_engine(), bb.data()) },
+                       { tensor(ld, cpu_engine(), out.data()) });
+            ASSERT_TRUE(same_bytes(out.data(), want.data(), out.bytes, es))
+                    << "execute " << rep;
+        }
+    }
+}

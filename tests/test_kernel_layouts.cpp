@@ -153,13 +153,16 @@ struct rank_sweep {
 
 std::vector<rank_sweep> perm_sweeps() {
     const dims_t edge = { 1, 3, 15, 16, 17, 33, 64, 65 };
-    std::vector<std::pair<int64_t, int64_t>> all_pairs;
-    for (int64_t a : edge)
-        for (int64_t b : edge)
-            all_pairs.emplace_back(a, b);
+    std::vector<std::pair<int64_t, int64_t>> all_pairs, some_pairs;
+    for (size_t i = 0; i < edge.size(); ++i)
+        for (size_t j = 0; j < edge.size(); ++j) {
+            all_pairs.emplace_back(edge[i], edge[j]);
+            if ((i + j) % 3 == 0)
+                some_pairs.emplace_back(edge[i], edge[j]);
+        }
     return {
         { 2, all_pairs, {} },
-        { 3, all_pairs, { 2 } },
+        { 3, some_pairs, { 2 } },
         { 4,
           { { 3, 17 },
             { 16, 5 },
@@ -849,7 +852,7 @@ TEST_P(kernel_layouts, RandomPermutedLayouts) {
     // expect_jit_able and compares with ref_select and the naive oracle.
     std::mt19937_64 g(4242);
     int fails = 0, jit_able = 0, tiled = 0;
-    const int count = 1500;
+    const int count = 1000;
     const int64_t sizes[] = { 1, 2, 3, 5, 15, 16, 17, 33, 64, 65 };
     for (int i = 0; i < count; ++i) {
         const int rank = 2 + static_cast<int>(g() % 4);
