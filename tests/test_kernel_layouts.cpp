@@ -582,8 +582,10 @@ TEST_P(kernel_layouts, TiledPathThreadsOffsetsNonTemporal) {
                     // The team is really nthr threads.
                     EXPECT_EQ(si::plan_threads(plan, nthr), nthr) << bc.name;
                 }
+                // Aligned with regular stores, then dst 3 elements off a
+                // cache line with the non-temporal kernel.
                 for (size_t mis : { size_t(0), size_t(3) })
-                    for (bool ntk : { false, true }) {
+                    for (bool ntk : { mis != 0 }) {
                         plan_run_opts o;
                         o.nthreads = nthr;
                         o.misd = mis * static_cast<size_t>(w);

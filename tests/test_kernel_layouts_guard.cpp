@@ -29,10 +29,18 @@ struct layout_guard_set {
     uint8_t *place(int op, size_t bytes, bool at_end) {
         return at_end ? m[op]->at_end(bytes) : m[op]->at_begin();
     }
-    void fill(std::mt19937_64 &g) {
-        fill_cond(m[0]->at_begin(), m[0]->capacity(), g);
-        for (int op = 1; op < 4; ++op)
-            fill_bytes(m[op]->at_begin(), m[op]->capacity(), g);
+    /// Random contents for the first and the last `bytes` of every
+    /// region (where tensors of up to `bytes` are placed).
+    void fill(std::mt19937_64 &g, size_t bytes) {
+        for (int op = 0; op < 4; ++op) {
+            const size_t n = std::min(bytes, m[op]->capacity());
+            for (uint8_t *p : { m[op]->at_begin(), m[op]->at_end(n) }) {
+                if (op == 0)
+                    fill_cond(p, n, g);
+                else
+                    fill_bytes(p, n, g);
+            }
+        }
     }
 };
 
@@ -72,7 +80,7 @@ TEST_P(kernel_layouts_guard, TransposedOperandsAgainstGuards) {
             for (int64_t c : cols) {
                 if (c > 161 && r % 16 != 1)
                     continue; // a few long rows only
-                gs.fill(g);
+                gs.fill(g, static_cast<size_t>((r + pad_max) * c * w));
                 for (int op = 0; op < 4; ++op)
                     for (int64_t pad : { int64_t(0), pad_max }) {
                         // op 0..2: that input column-major ({1, r + pad}),
@@ -144,7 +152,7 @@ TEST_P(kernel_layouts_guard, ChannelsLastAgainstGuards) {
         for (int64_t c : { 1, 3, 16, 17, 33, 48, 49, 64, 65 })
             for (int64_t wd : { 1, 15, 16, 17, 64, 65 }) {
                 const dims_t d = { 2, c, 3, wd };
-                gs.fill(g);
+                gs.fill(g, static_cast<size_t>(2 * c * 3 * wd * w));
                 for (int kind = 0; kind < 3; ++kind) {
                     nd_spec s;
                     s.w = w;
