@@ -368,7 +368,7 @@ TEST_P(kernel_layouts, PaddedPitchesInsideTransposedLayouts) {
     auto &g = rng();
     int fails = 0;
     for (int w : { 4, 2, 1 })
-        for (int64_t r : { 3, 16, 17, 33, 64, 65 })
+        for (int64_t r : { 3, 16, 17, 33, 64, 65, 128, 129 })
             for (int64_t c : { 1, 15, 16, 17, 47, 48, 49, 97, 161 })
                 for (int64_t pad : { 1, 7, 64 })
                     for (int op = 0; op < 4; ++op) {

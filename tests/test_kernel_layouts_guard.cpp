@@ -67,19 +67,24 @@ struct layout_guard_set {
 TEST_P(kernel_layouts_guard, TransposedOperandsAgainstGuards) {
     auto &g = rng();
     int fails = 0;
-    const std::vector<int64_t> rows = { 1,  2,  3,  15, 16, 17,
-                                        31, 32, 33, 63, 64, 65 };
-    const std::vector<int64_t> cols = { 1,  3,  15, 16, 17,  33,  47,  48,
-                                        49, 95, 96, 97, 160, 161, 257, 513 };
+    // Tile rows of 16 to 128 and columns of 16 to a few hundred,
+    // depending on the element sizes: tails on both sides of each.
+    const std::vector<int64_t> rows = { 1,  2,  3,  15, 16,  17,  31, 32,
+                                        33, 63, 64, 65, 127, 128, 129 };
+    const std::vector<int64_t> cols = {
+        1,   3,   15,  16,  17,  33,  47,  48,  49,  95,  96,  97,
+        111, 112, 113, 127, 128, 129, 160, 161, 255, 256, 257, 513
+    };
     for (int w : { 8, 4, 2, 1 }) {
         const int64_t pad_max = 5;
-        // The largest span: 65 x 513 elements with a padded pitch.
-        layout_guard_set gs(static_cast<size_t>((65 + pad_max) * 513 * w));
+        // The largest span: 129 x 513 elements with a padded pitch.
+        layout_guard_set gs(static_cast<size_t>((129 + pad_max) * 513 * w));
         ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
         for (int64_t r : rows)
             for (int64_t c : cols) {
-                if (c > 161 && r % 16 != 1)
-                    continue; // a few long rows only
+                // Long rows or many rows only for a few of the others.
+                if ((c > 161 && r % 16 != 1) || (r > 65 && c % 16 != 1))
+                    continue;
                 gs.fill(g, static_cast<size_t>((r + pad_max) * c * w));
                 for (int op = 0; op < 4; ++op)
                     for (int64_t pad : { int64_t(0), pad_max }) {
