@@ -124,9 +124,11 @@ void run_layout_case(const char *name, dt t, const opnd &c, const opnd &a,
 } // namespace
 
 TEST(ApiLayouts2, ChannelsLastNamedCases) {
-    const dims shapes[] = {
-        { 2, 8, 5, 7 }, { 1, 17, 3, 33 }, { 2, 64, 4, 9 }, { 3, 3, 16, 1 }
-    };
+    const dims shapes[] = { { 2, 8, 5, 7 },
+                            { 1, 17, 3, 33 },
+                            { 2, 64, 4, 9 },
+                            { 3, 3, 16, 1 },
+                            { 2, 1, 5, 7 } };
     uint32_t seed = 1;
     for (dt t : layout_types)
         for (const dims &d : shapes) {
@@ -142,6 +144,8 @@ TEST(ApiLayouts2, ChannelsLastNamedCases) {
                             { d, {} }, { d, {} }, seed++);
             run_layout_case("dst_nhwc_rest_nchw", t, { d, {} }, { d, {} },
                             { d, {} }, { d, cl }, seed++);
+            run_layout_case("dst_nhwc_per_channel_cond", t, { chan, {} },
+                            { d, {} }, { d, {} }, { d, cl }, seed++);
             if (HasFailure())
                 return;
         }
@@ -252,5 +256,44 @@ TEST(ApiLayouts2, InplaceInChannelsLast) {
                      tensor(lb, cpu_engine(), b.data()) },
                    { tensor(ld, cpu_engine(), io.data()) });
         EXPECT_TRUE(same_bytes(io.data(), want.data(), io.bytes, es));
+    }
+}
+
+TEST(ApiLayouts2, RepeatedExecutesOfALargeTiledCase) {
+    // Over 4 MiB touched per execute: the plan carries the non-temporal
+    // variant and the store policy times both kinds over the executes;
+    // every execute must give the same, right bytes.
+    for (dt t : { dt::f32, dt::bf16 }) {
+        SCOPED_TRACE(dt_name(t));
+        const size_t es = elem_size(t);
+        const int64_t R = 1100, C = 1031;
+        const opnd c { { R, C }, { 1, R } }, a { { R, C }, { 1, R } },
+                b { { C }, {} }, d { { R, C }, {} };
+        const lt lc = make(0, dt::boolean, c), la = make(1, t, a),
+                 lb = make(2, t, b), ld = make(3, t, d);
+        auto cp = compile_select(lc, la, lb, ld, 14);
+        std::mt19937 rng(21);
+        buffer bc(static_cast<size_t>(R * C)),
+                ba(static_cast<size_t>(R * C) * es),
+                bb(static_cast<size_t>(C) * es);
+        fill_cond(bc.data(), bc.bytes, rng);
+        fill_random(ba.data(), ba.bytes, rng);
+        fill_random(bb.data(), bb.bytes, rng);
+        const size_t dn = static_cast<size_t>(R * C) * es;
+        buffer want(dn);
+        want.fill(0x33);
+        expected_select(c, a, b, d, bc.data(), ba.data(), bb.data(),
+                        want.data(), es);
+        for (int rep = 0; rep < 12; ++rep) {
+            buffer out(dn, static_cast<size_t>(rep % 3) * es);
+            out.fill(0x33);
+            cp.execute(cpu_stream(),
+                       { tensor(lc, cpu_engine(), bc.data()),
+                         tensor(la, cpu_engine(), ba.data()),
+                         tensor(lb, cpu_engine(), bb.data()) },
+                       { tensor(ld, cpu_engine(), out.data()) });
+            ASSERT_TRUE(same_bytes(out.data(), want.data(), out.bytes, es))
+                    << "execute " << rep;
+        }
     }
 }

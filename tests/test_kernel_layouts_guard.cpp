@@ -29,10 +29,18 @@ struct layout_guard_set {
     uint8_t *place(int op, size_t bytes, bool at_end) {
         return at_end ? m[op]->at_end(bytes) : m[op]->at_begin();
     }
-    void fill(std::mt19937_64 &g) {
-        fill_cond(m[0]->at_begin(), m[0]->capacity(), g);
-        for (int op = 1; op < 4; ++op)
-            fill_bytes(m[op]->at_begin(), m[op]->capacity(), g);
+    /// Random contents for the first and the last `bytes` of every
+    /// region (where tensors of up to `bytes` are placed).
+    void fill(std::mt19937_64 &g, size_t bytes) {
+        for (int op = 0; op < 4; ++op) {
+            const size_t n = std::min(bytes, m[op]->capacity());
+            for (uint8_t *p : { m[op]->at_begin(), m[op]->at_end(n) }) {
+                if (op == 0)
+                    fill_cond(p, n, g);
+                else
+                    fill_bytes(p, n, g);
+            }
+        }
     }
 };
 
@@ -59,20 +67,25 @@ struct layout_guard_set {
 TEST_P(kernel_layouts_guard, TransposedOperandsAgainstGuards) {
     auto &g = rng();
     int fails = 0;
-    const std::vector<int64_t> rows = { 1,  2,  3,  15, 16, 17,
-                                        31, 32, 33, 63, 64, 65 };
-    const std::vector<int64_t> cols = { 1,  3,  15, 16, 17, 33,  47,
-                                        48, 49, 95, 96, 97, 161, 513 };
+    // Tile rows of 16 to 128 and columns of 16 to a few hundred,
+    // depending on the element sizes: tails on both sides of each.
+    const std::vector<int64_t> rows = { 1,  2,  3,  15, 16,  17,  31, 32,
+                                        33, 63, 64, 65, 127, 128, 129 };
+    const std::vector<int64_t> cols = {
+        1,   3,   15,  16,  17,  33,  47,  48,  49,  95,  96,  97,
+        111, 112, 113, 127, 128, 129, 160, 161, 255, 256, 257, 513
+    };
     for (int w : { 8, 4, 2, 1 }) {
         const int64_t pad_max = 5;
-        // The largest span: 65 x 513 elements with a padded pitch.
-        layout_guard_set gs(static_cast<size_t>((65 + pad_max) * 513 * w));
+        // The largest span: 129 x 513 elements with a padded pitch.
+        layout_guard_set gs(static_cast<size_t>((129 + pad_max) * 513 * w));
         ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
         for (int64_t r : rows)
             for (int64_t c : cols) {
-                if (c == 513 && r % 16 != 1)
-                    continue; // a few long rows only
-                gs.fill(g);
+                // Long rows or many rows only for a few of the others.
+                if ((c > 161 && r % 16 != 1) || (r > 65 && c % 16 != 1))
+                    continue;
+                gs.fill(g, static_cast<size_t>((r + pad_max) * c * w));
                 for (int op = 0; op < 4; ++op)
                     for (int64_t pad : { int64_t(0), pad_max }) {
                         // op 0..2: that input column-major ({1, r + pad}),
@@ -112,8 +125,10 @@ TEST_P(kernel_layouts_guard, TransposedOperandsAgainstGuards) {
                                               << si::folded2str(plan.folded),
                                       desc);
                         }
+                        // Two threads against the upper guards, one
+                        // against the lower ones.
                         for (bool at_end : { true, false })
-                            for (int nthr : { 1, 2 })
+                            for (int nthr : { at_end ? 2 : 1 })
                                 KT_EXPECT(
                                         fails,
                                         run_guarded(gs, p, plan, at_end, nthr),
@@ -142,7 +157,7 @@ TEST_P(kernel_layouts_guard, ChannelsLastAgainstGuards) {
         for (int64_t c : { 1, 3, 16, 17, 33, 48, 49, 64, 65 })
             for (int64_t wd : { 1, 15, 16, 17, 64, 65 }) {
                 const dims_t d = { 2, c, 3, wd };
-                gs.fill(g);
+                gs.fill(g, static_cast<size_t>(2 * c * 3 * wd * w));
                 for (int kind = 0; kind < 3; ++kind) {
                     nd_spec s;
                     s.w = w;
