@@ -60,7 +60,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t mode_b = r.byte();
     const char *modes[] = { "numpy", "none", "pdpd", nullptr };
     const char *mode = modes[mode_b % 4];
-    const int64_t axis = static_cast<int64_t>(r.byte() % 7) - 2;
+    const bool pdpd = mode_b % 4 == 2;
+    const bool has_axis = pdpd && (r.byte() & 1);
+    // The axis the op gets (pdpd's default is -1, right-aligned).
+    const int64_t axis = has_axis ? static_cast<int64_t>(r.byte() % 7) - 2 : -1;
     const int nd = r.byte() % 6;
     std::vector<int64_t> full(nd);
     for (auto &d : full)
@@ -72,10 +75,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int p = 0; p < 3; ++p) {
         const uint8_t form = r.byte();
         int rank = nd - (form % (nd + 1) == 0 ? 0 : r.byte() % (nd + 1));
-        if (p == 1 && mode_b % 4 == 2)
+        if (p == 1 && pdpd)
             rank = nd;
         const int off =
-                (mode_b % 4 == 2 && p != 1 && axis >= 0)
+                (pdpd && p != 1 && axis >= 0)
                         ? std::min<int>(static_cast<int>(axis), nd - rank)
                         : nd - rank;
         std::vector<int64_t> s(full.begin() + off, full.begin() + off + rank);
@@ -113,7 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                        { ports[0], ports[1], ports[2] }, { dst });
         if (mode)
             o.set_attr(selgraph::op::attr::auto_broadcast, mode);
-        if (mode_b % 4 == 2 && (r.byte() & 1))
+        if (has_axis)
             o.set_attr<int64_t>(selgraph::op::attr::axis, axis);
         selgraph::graph g(selgraph::engine::kind::cpu);
         g.add_op(o);
@@ -137,7 +140,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     selgraph::tensor::make_scalar_tensor(ports[p], v.data()));
         else {
             ins.emplace_back(ports[p], eng);
-            std::memcpy(ins.back().get_data_handle(), v.data(), bytes);
+            if (bytes)
+                std::memcpy(ins.back().get_data_handle(), v.data(), bytes);
         }
         ptr[p] = ins.back().get_data_handle();
     }
@@ -151,19 +155,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int p = 0; p < 3; ++p) {
         ops[p].shape = shapes[p];
         ops[p].strides = strides[p];
-        int64_t ax = axis;
-        if (mode_b % 4 == 2 && ax < -1)
-            ax += dnd;
         ops[p].offset =
-                selgraph_tools::ref_offset(m, ax, p == 1, shapes[p], dnd);
+                selgraph_tools::ref_offset(m, axis, p == 1, shapes[p], dnd);
     }
     std::vector<uint8_t> want(dbytes, 0x5a);
     selgraph_tools::ref_select(d.get_dims(), d.get_strides(), ops, ptr, es,
                                want.data());
     if (dbytes
         && std::memcmp(want.data(), out.get_data_handle(), dbytes) != 0) {
-        std::fprintf(stderr, "mismatch: type %d mode %s dst %d-D\n",
-                     static_cast<int>(t), m.c_str(), dnd);
+        std::fprintf(stderr, "mismatch: type %d mode %s axis %lld dst %d-D\n",
+                     static_cast<int>(t), m.c_str(),
+                     static_cast<long long>(axis), dnd);
+        for (int p = 0; p < 3; ++p) {
+            std::fprintf(stderr, "  operand %d:", p);
+            for (size_t i = 0; i < shapes[p].size(); ++i)
+                std::fprintf(stderr, " %lld/%lld",
+                             static_cast<long long>(shapes[p][i]),
+                             static_cast<long long>(strides[p][i]));
+            std::fprintf(stderr, "\n");
+        }
         std::abort();
     }
     return 0;

@@ -1,8 +1,7 @@
 // An independent reference for Select, for selgraph_benchdnn and the fuzz
 // targets: a plain N-d loop over dst's multi-index that places each input on
-// dst (numpy and none right-align, pdpd places src_1 and cond at an axis
-// after dropping trailing 1s) and copies one element's bytes. It shares no
-// code with the library's kernels.
+// dst (numpy and none right-align, pdpd places src_1 and cond at an axis) and
+// copies one element's bytes. It shares no code with the library's kernels.
 #ifndef SELGRAPH_TOOLS_SELECT_REFERENCE_HPP
 #define SELGRAPH_TOOLS_SELECT_REFERENCE_HPP
 
@@ -24,14 +23,12 @@ struct ref_operand {
 // Where an operand lies on dst under a broadcast mode; -1 when it cannot.
 inline int ref_offset(const std::string &mode, int64_t axis, bool is_src_0,
                       const dims &shape, int dst_ndims) {
+    // OpenVINO's pdpd: axis -1 means rank(src_0) - rank(operand); trailing
+    // 1s of the operand are then ignored, which the loop below does by
+    // skipping dims of 1 and dims past dst's last.
     const int n = static_cast<int>(shape.size());
-    if (mode != "pdpd" || is_src_0)
+    if (mode != "pdpd" || is_src_0 || axis < 0)
         return dst_ndims - n;
-    int m = n; // trailing 1s do not count under pdpd
-    while (m > 0 && shape[m - 1] == 1)
-        --m;
-    if (axis < 0)
-        return dst_ndims - m;
     return static_cast<int>(axis);
 }
 

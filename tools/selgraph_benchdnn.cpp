@@ -315,8 +315,6 @@ part_run run_select(const selgraph::partition &p,
                     axis = *v;
         }
         const int nd = d.get_ndims();
-        if (mode == "pdpd" && axis < -1)
-            axis += nd; // oneDNN's negative axes count from the end
         selgraph_tools::ref_operand ops[3];
         for (int i = 0; i < 3; ++i) {
             ops[i].shape = c_in[i].get_dims();
