@@ -1,6 +1,7 @@
 #include "json_graph.hpp"
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -167,6 +168,13 @@ logical_tensor parse_lt(const json &v, const ctx &c, const std::string &f) {
                 "dim " + std::to_string(i) + " of " + dims2str(shape) + " is "
                         + std::to_string(shape[i])
                         + "; a dim is non-negative or unknown");
+    // Absurd shapes: the known dims must span at most 2^63 - 1 bytes.
+    int64_t bytes = std::max<int64_t>(static_cast<int64_t>(dtype_size(dt)), 1);
+    for (dim x : shape)
+        if (x >= 0 && !mul_ok(bytes, x, bytes))
+            bad(status::invalid_shape, c, fi + ".shape",
+                dims2str(shape) + " of " + dtype2str(dt)
+                        + " spans more than 2^63 - 1 bytes");
     // oneDNN writes an unknown rank as a shape of one unknown dim.
     if (shape.size() == 1 && shape[0] == logical_tensor::unknown_dim)
         return logical_tensor(id, dt, logical_tensor::unknown_ndims, lt, pt);

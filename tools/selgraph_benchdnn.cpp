@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <new>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -522,7 +523,16 @@ void run_case(int n, const std::string &file, const options &opt,
         if (!p.is_supported())
             continue;
         const auto *jo = by_id.at(p.get_ops().at(0));
-        part_run pr = run_select(p, *jo, opt, reshaped, eng, strm);
+        part_run pr;
+        try {
+            pr = run_select(p, *jo, opt, reshaped, eng, strm);
+        } catch (const selgraph::error &e) {
+            pr.res = result::failed;
+            pr.reason = e.what();
+        } catch (const std::bad_alloc &) {
+            pr.res = result::skipped;
+            pr.reason = "not enough memory";
+        }
         // failed > unimplemented > skipped > passed
         auto rank = [](result x) {
             return x == result::failed          ? 3
