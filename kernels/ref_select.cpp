@@ -36,8 +36,11 @@ void ref_rows(const select_nd &p, const uint8_t *cond, const T *src0,
         const T *a = src0 + off[op_src0];
         const T *b = src1 + off[op_src1];
         T *d = dst + off[op_dst];
+        // memcpy: callers may pass buffers aligned to less than T (the
+        // kernels take any address); compilers emit one plain move.
         for (int64_t i = 0; i < inner; ++i)
-            d[i * sd] = c[i * sc] ? a[i * s0] : b[i * s1];
+            std::memcpy(d + i * sd, c[i * sc] ? a + i * s0 : b + i * s1,
+                        sizeof(T));
     }
 }
 

@@ -12,11 +12,16 @@
 #   libbenchmark-dev libeigen3-dev python3-matplotlib
 #                             benchmarks (Eigen is a peer) and their plots
 #   clang-format              the formatting check of scripts/test.sh
+#   nlohmann-json3-dev        the JSON graph loader (src/json_graph.cpp)
+#   clang-14 libclang-rt-14-dev libomp-14-dev
+#                             the fuzz targets (libFuzzer) and the
+#                             ThreadSanitizer leg (LLVM's OpenMP and Archer)
 set -euo pipefail
 
 packages=(build-essential cmake libdnnl-dev ocl-icd-opencl-dev libxbyak-dev
           libgtest-dev libbenchmark-dev libeigen3-dev python3-matplotlib
-          clang-format)
+          clang-format nlohmann-json3-dev clang-14 libclang-rt-14-dev
+          libomp-14-dev)
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
     echo "setup-debian: not a Debian system (no dpkg-query); install by hand:" >&2

@@ -51,6 +51,25 @@ const char *dtype2str(data_type dt) {
     return "unknown";
 }
 
+bool str2dtype(const std::string &name, data_type &dt) {
+    // Every value dtype2str names; a new type is one line there and one
+    // here.
+    static const data_type all[] = {
+        data_type::undef,   data_type::f16,     data_type::bf16,
+        data_type::f32,     data_type::s32,     data_type::s8,
+        data_type::u8,      data_type::f64,     data_type::boolean,
+        data_type::f8_e5m2, data_type::f8_e4m3, data_type::s4,
+        data_type::u4,      data_type::s64,     data_type::u16,
+        data_type::s16,     data_type::u32,     data_type::u64,
+    };
+    for (data_type d : all)
+        if (name == dtype2str(d)) {
+            dt = d;
+            return true;
+        }
+    return false;
+}
+
 const char *layout2str(layout_type lt) {
     switch (lt) {
         case layout_type::undef: return "undef";

@@ -26,6 +26,9 @@ template <typename... Args>
 }
 
 const char *dtype2str(data_type dt);
+/// The inverse of dtype2str (the names of oneDNN's JSON graphs): false for
+/// a name no type has.
+bool str2dtype(const std::string &name, data_type &dt);
 const char *layout2str(layout_type lt);
 std::string dims2str(const dims &d);
 std::string dims2str(const dim *d, int n);

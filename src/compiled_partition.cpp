@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "broadcast.hpp"
+#include "json_graph.hpp"
 #include "partition_impl.hpp"
 #include "verbose.hpp"
 
@@ -308,6 +309,18 @@ partition::compile(const std::vector<logical_tensor> &inputs,
                       + "," + (cp->plan.cache_hit ? "cache_hit" : "cache_miss")
                       + "," + std::to_string(now_ms() - t0));
 
+    if (graph_dump_enabled("subgraph")) {
+        // The partition as compiled: the compile-time inputs, dst inferred.
+        json_graph g;
+        json_op jo = to_json_op(o);
+        jo.inputs.assign(cp->ports, cp->ports + op_dst);
+        jo.outputs.assign(1, cp->ports[op_dst]);
+        g.ops.push_back(std::move(jo));
+        infer_ports(g);
+        dump_json_graph(g,
+                        "selgraph_partition_" + std::to_string(p.id) + ".json");
+    }
+
     compiled_partition result;
     result.impl_ = std::move(cp);
     return result;
@@ -377,7 +390,10 @@ void compiled_partition::execute(stream &astream,
                  ": port ", select_port_names[known_port], " (logical tensor ",
                  lt.get_id(), ") is given twice");
         const char *pn = select_port_names[port];
-        if (!t.engine_ || t.engine_.get_kind() != cp.eng.get_kind())
+        // A host scalar lives on the host and has no engine.
+        const bool host = lt.get_property_type()
+                          == logical_tensor::property_type::host_scalar;
+        if (!host && (!t.engine_ || t.engine_.get_kind() != cp.eng.get_kind()))
             fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
                  ": port ", pn, " (logical tensor ", lt.get_id(),
                  ") tensor's engine is empty or not ",

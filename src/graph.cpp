@@ -2,6 +2,7 @@
 #include <atomic>
 #include <set>
 
+#include "json_graph.hpp"
 #include "partition_impl.hpp"
 
 namespace selgraph {
@@ -59,6 +60,16 @@ status graph::add_op(const op &aop, bool allow_exception) {
 
 void graph::finalize() {
     impl_->finalized = true;
+    if (graph_dump_enabled("graph")) {
+        static std::atomic<size_t> next_dump { 1 };
+        json_graph g;
+        g.engine_kind = impl_->ekind == engine::kind::gpu ? "gpu" : "cpu";
+        for (const auto &o : impl_->ops)
+            g.ops.push_back(to_json_op(o));
+        infer_ports(g);
+        dump_json_graph(g, "selgraph_graph_" + std::to_string(next_dump++)
+                                   + ".json");
+    }
 }
 
 bool graph::is_finalized() const {

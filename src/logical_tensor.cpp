@@ -1,6 +1,8 @@
 #include "common.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 namespace selgraph {
 
@@ -150,5 +152,51 @@ tensor::tensor(const logical_tensor &lt, const engine &aengine, void *handle)
     : lt_(lt)
     , engine_(aengine)
     , handle_(handle) {}
+
+namespace {
+std::shared_ptr<void> allocate(size_t tid, size_t bytes) {
+    // 64-byte aligned, at least one line so that the handle is never null.
+    const size_t n = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, n);
+    if (!p)
+        fail(status::out_of_memory, "tensor: logical tensor ", tid,
+             ": cannot allocate ", bytes, " bytes");
+    return std::shared_ptr<void>(p, std::free);
+}
+} // namespace
+
+tensor::tensor(const logical_tensor &lt, const engine &aengine)
+    : lt_(lt)
+    , engine_(aengine) {
+    if (lt.get_ndims() < 0)
+        fail(status::invalid_arguments, "tensor: logical tensor ", lt.get_id(),
+             ": the library allocates only for known dims");
+    owned_ = allocate(lt.get_id(), lt.get_mem_size());
+    handle_ = owned_.get();
+}
+
+tensor tensor::make_scalar_tensor(const logical_tensor &lt, void *scalar) {
+    if (lt.get_property_type() != logical_tensor::property_type::host_scalar)
+        fail(status::invalid_arguments, "make_scalar_tensor: logical tensor ",
+             lt.get_id(), " is not a host_scalar");
+    bool one = lt.get_ndims() >= 0;
+    for (int i = 0; one && i < lt.get_ndims(); ++i)
+        one = lt.dims_[i] == 1;
+    const size_t size = dtype_size(lt.get_data_type());
+    if (!one || size == 0)
+        fail(status::invalid_arguments, "make_scalar_tensor: logical tensor ",
+             lt.get_id(), " (", dtype2str(lt.get_data_type()), ", dims ",
+             dims2str(lt.dims_, lt.get_ndims()),
+             ") is not one element of a byte-sized type");
+    if (!scalar)
+        fail(status::invalid_arguments, "make_scalar_tensor: logical tensor ",
+             lt.get_id(), ": null scalar");
+    tensor t;
+    t.lt_ = lt;
+    t.owned_ = allocate(lt.get_id(), size);
+    std::memcpy(t.owned_.get(), scalar, size);
+    t.handle_ = t.owned_.get();
+    return t;
+}
 
 } // namespace selgraph

@@ -399,8 +399,8 @@ TEST(ApiSchema, NonSelectOpsAreNotCheckedAgainstSelectSchema) {
     // An Add with an attribute Select does not know is accepted by the graph
     // (and becomes an unsupported partition).
     graph g(selgraph::engine::kind::cpu);
-    const lt x(20, dt::s32, { 2 }, lyt::strided);
-    const lt z(22, dt::s32, { 2 }, lyt::strided);
+    const lt x(20, dt::s32, dims { 2 }, lyt::strided);
+    const lt z(22, dt::s32, dims { 2 }, lyt::strided);
     op o(5, op::kind::Add, { x, x }, { z });
     o.set_attr(op::attr::auto_broadcast, "numpy");
     EXPECT_EQ(g.add_op(o, false), status::success);

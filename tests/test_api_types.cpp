@@ -258,7 +258,7 @@ TEST(ApiTypes, PackedFourBitTypesAreUnimplemented) {
 }
 
 TEST(ApiTypes, MixedTypesStayAnError) {
-    const lt c(0, dt::boolean, { 2 }, lyt::strided);
+    const lt c(0, dt::boolean, dims { 2 }, lyt::strided);
     struct mix {
         dt a, b, d;
         const char *port;

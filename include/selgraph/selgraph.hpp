@@ -98,7 +98,14 @@ public:
 
     enum class layout_type { undef = 0, any = 1, strided = 2, opaque = 3 };
 
-    enum class property_type { undef = 0, variable = 1, constant = 2 };
+    /// `host_scalar`: a 0-D value passed on the host at execute, through
+    /// `tensor::make_scalar_tensor` (as oneDNN's).
+    enum class property_type {
+        undef = 0,
+        variable = 1,
+        constant = 2,
+        host_scalar = 3,
+    };
 
     /// An empty logical tensor (id 0, undef type, unknown ndims).
     logical_tensor();
@@ -142,6 +149,7 @@ public:
 
 private:
     friend class compiled_partition; // checks tensors without copies
+    friend class tensor;
     size_t id_ = 0;
     data_type dtype_ = data_type::undef;
     layout_type ltype_ = layout_type::undef;
@@ -357,6 +365,18 @@ class tensor {
 public:
     tensor() = default;
     tensor(const logical_tensor &lt, const engine &aengine, void *handle);
+    /// The library allocates the buffer (`lt.get_mem_size()` bytes, aligned
+    /// to 64 bytes); it lives as long as the last copy of the tensor, and
+    /// `set_data_handle` does not free it. Throws `invalid_arguments` for
+    /// unknown dims and `out_of_memory` when the allocation fails.
+    tensor(const logical_tensor &lt, const engine &aengine);
+
+    /// A host scalar (a `host_scalar` logical tensor of one element): the
+    /// value at `scalar` (`dtype` bytes) is copied into the tensor, which
+    /// needs no engine. Throws `invalid_arguments` unless `lt` is a
+    /// host_scalar of one element with a byte-sized type and `scalar` is
+    /// not null.
+    static tensor make_scalar_tensor(const logical_tensor &lt, void *scalar);
 
     void *get_data_handle() const { return handle_; }
     void set_data_handle(void *handle) { handle_ = handle; }
@@ -368,6 +388,7 @@ private:
     logical_tensor lt_;
     engine engine_;
     void *handle_ = nullptr;
+    std::shared_ptr<void> owned_; // the buffer the library allocated
 };
 
 /// A partition compiled for concrete shapes: immutable, and safe to execute
