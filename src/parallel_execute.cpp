@@ -105,7 +105,6 @@ struct tiled_runner {
     int64_t ld[n_operands] = {}; // scratch row stride per transposed operand
     int64_t tile_rows = 1, tile_cols = 1, scratch = 0;
     int64_t n_rb = 1, n_cb = 1, outer = 1;
-    bool rows_inner = false; ///< tile order: row blocks inside columns
 
     tiled_runner(const select_folded &af, select_kernel_fn afn,
                  const char *const *abase, const int64_t *const *astride,
@@ -158,39 +157,52 @@ struct tiled_runner {
         return buf.get() + ((64 - p % 64) % 64);
     }
 
+    // Tile `it`, in (outer, row block, column block) order: its rows and
+    // columns and every operand's byte offset.
+    struct tile {
+        int64_t nr, nc;
+        int64_t off[n_operands];
+    };
+    tile tile_at(int64_t it) const {
+        const int nd = f.ndims;
+        const int td = nd - 2, in = nd - 1;
+        int64_t o = it / (n_rb * n_cb);
+        const int64_t rem = it % (n_rb * n_cb);
+        const int64_t r0 = rem / n_cb * tile_rows;
+        const int64_t c0 = rem % n_cb * tile_cols;
+        tile t;
+        t.nr = std::min(tile_rows, f.dims[td] - r0);
+        t.nc = std::min(tile_cols, f.dims[in] - c0);
+        for (int i = 0; i < n_operands; ++i)
+            t.off[i] = r0 * stride[i][td] + c0 * stride[i][in];
+        for (int d = td - 1; d >= 0; --d) {
+            const int64_t di = o % f.dims[d];
+            o /= f.dims[d];
+            for (int i = 0; i < n_operands; ++i)
+                t.off[i] += di * stride[i][d];
+        }
+        return t;
+    }
+
     // Prefetches into L2 the source lines of tile `it`'s transposed
     // operands: a tile reads one short run of lines per column of them,
     // more runs than the hardware prefetchers follow. (The operands read as
     // they are stream along the rows of the panel, which the hardware
     // follows; prefetching them too measured no faster.)
     void prefetch_tile(int64_t it) const {
-        const int nd = f.ndims;
-        const int td = nd - 2, in = nd - 1;
-        int64_t o = it / (n_rb * n_cb);
-        const int64_t rem = it % (n_rb * n_cb);
-        const int64_t rb = rows_inner ? rem % n_rb : rem / n_cb;
-        const int64_t cb = rows_inner ? rem / n_rb : rem % n_cb;
-        const int64_t r0 = rb * tile_rows, c0 = cb * tile_cols;
-        const int64_t nr = std::min(tile_rows, f.dims[td] - r0);
-        const int64_t nc = std::min(tile_cols, f.dims[in] - c0);
+        const int in = f.ndims - 1;
+        const tile t = tile_at(it);
         for (int i = 0; i < op_dst; ++i) {
             if (!tr[i])
                 continue;
-            int64_t off = r0 * stride[i][td] + c0 * stride[i][in];
-            int64_t oo = o;
-            for (int d = td - 1; d >= 0; --d) {
-                off += (oo % f.dims[d]) * stride[i][d];
-                oo /= f.dims[d];
-            }
-            const char *p = base[i] + off;
-            for (int64_t c = 0; c < nc; ++c)
-                for (int64_t b = 0; b < nr * esize[i]; b += 64)
+            const char *p = base[i] + t.off[i];
+            for (int64_t c = 0; c < t.nc; ++c)
+                for (int64_t b = 0; b < t.nr * esize[i]; b += 64)
                     __builtin_prefetch(p + c * stride[i][in] + b, 0, 2);
         }
     }
 
-    // Tiles [i0, i1), in (outer, column block, row block) order (or with
-    // the two blocks swapped).
+    // Tiles [i0, i1).
     void run(int64_t i0, int64_t i1) const {
         for (int64_t it = i0; it < std::min(i1, i0 + prefetch_ahead); ++it)
             prefetch_tile(it);
@@ -200,22 +212,9 @@ struct tiled_runner {
         for (int64_t it = i0; it < i1; ++it) {
             if (it + prefetch_ahead < i1)
                 prefetch_tile(it + prefetch_ahead);
-            int64_t o = it / (n_rb * n_cb);
-            const int64_t rem = it % (n_rb * n_cb);
-            const int64_t rb = rows_inner ? rem % n_rb : rem / n_cb;
-            const int64_t cb = rows_inner ? rem / n_rb : rem % n_cb;
-            const int64_t r0 = rb * tile_rows, c0 = cb * tile_cols;
-            const int64_t nr = std::min(tile_rows, f.dims[td] - r0);
-            const int64_t nc = std::min(tile_cols, f.dims[in] - c0);
-            int64_t off[n_operands];
-            for (int i = 0; i < n_operands; ++i)
-                off[i] = r0 * stride[i][td] + c0 * stride[i][in];
-            for (int d = td - 1; d >= 0; --d) {
-                const int64_t di = o % f.dims[d];
-                o /= f.dims[d];
-                for (int i = 0; i < n_operands; ++i)
-                    off[i] += di * stride[i][d];
-            }
+            const tile tl = tile_at(it);
+            const int64_t nr = tl.nr, nc = tl.nc;
+            const int64_t *off = tl.off;
             const void *ptr[n_operands];
             int64_t row_stride[n_operands];
             char *sp = scr;

@@ -362,6 +362,43 @@ private:
     uint8_t *base_ = nullptr;
 };
 
+/// One guarded region per operand (cond, src_0, src_1, dst).
+struct guard_set {
+    std::unique_ptr<guarded_mem> m[4];
+    explicit guard_set(size_t capacity) {
+        for (auto &x : m)
+            x = std::make_unique<guarded_mem>(capacity);
+    }
+    bool ok() const {
+        for (const auto &x : m)
+            if (!x->ok())
+                return false;
+        return true;
+    }
+    uint8_t *place(int op, size_t bytes, bool at_end) {
+        return at_end ? m[op]->at_end(bytes) : m[op]->at_begin();
+    }
+    /// Random contents for the whole regions.
+    void fill(std::mt19937_64 &g) {
+        fill_cond(m[0]->at_begin(), m[0]->capacity(), g);
+        for (int op = 1; op < 4; ++op)
+            fill_bytes(m[op]->at_begin(), m[op]->capacity(), g);
+    }
+    /// Random contents for the first and the last `bytes` of every region
+    /// (where tensors of up to `bytes` are placed).
+    void fill(std::mt19937_64 &g, size_t bytes) {
+        for (int op = 0; op < 4; ++op) {
+            const size_t n = std::min(bytes, m[op]->capacity());
+            for (uint8_t *p : { m[op]->at_begin(), m[op]->at_end(n) }) {
+                if (op == 0)
+                    fill_cond(p, n, g);
+                else
+                    fill_bytes(p, n, g);
+            }
+        }
+    }
+};
+
 // ---------------------------------------------------------------------------
 // N-d problems.
 

@@ -12,30 +12,6 @@ namespace {
 
 using kernel_guard = isa_test;
 
-/// One guarded region per operand.
-struct guard_set {
-    std::unique_ptr<guarded_mem> m[4];
-    explicit guard_set(size_t capacity) {
-        for (auto &x : m)
-            x = std::make_unique<guarded_mem>(capacity);
-    }
-    bool ok() const {
-        for (const auto &x : m)
-            if (!x->ok())
-                return false;
-        return true;
-    }
-    uint8_t *place(int op, size_t bytes, bool at_end) {
-        return at_end ? m[op]->at_end(bytes) : m[op]->at_begin();
-    }
-    /// Random contents for the whole regions.
-    void fill(std::mt19937_64 &g) {
-        fill_cond(m[0]->at_begin(), m[0]->capacity(), g);
-        for (int op = 1; op < 4; ++op)
-            fill_bytes(m[op]->at_begin(), m[op]->capacity(), g);
-    }
-};
-
 std::vector<si::kernel_key> guard_keys(si::kernel_isa isa, int w, int unroll) {
     std::vector<si::kernel_key> keys;
     for (int cs = 0; cs < 2; ++cs)

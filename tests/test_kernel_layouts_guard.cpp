@@ -13,42 +13,10 @@ namespace {
 
 using kernel_layouts_guard = isa_test;
 
-/// One guarded region per operand (as in test_kernel_guard.cpp).
-struct layout_guard_set {
-    std::unique_ptr<guarded_mem> m[4];
-    explicit layout_guard_set(size_t capacity) {
-        for (auto &x : m)
-            x = std::make_unique<guarded_mem>(capacity);
-    }
-    bool ok() const {
-        for (const auto &x : m)
-            if (!x->ok())
-                return false;
-        return true;
-    }
-    uint8_t *place(int op, size_t bytes, bool at_end) {
-        return at_end ? m[op]->at_end(bytes) : m[op]->at_begin();
-    }
-    /// Random contents for the first and the last `bytes` of every
-    /// region (where tensors of up to `bytes` are placed).
-    void fill(std::mt19937_64 &g, size_t bytes) {
-        for (int op = 0; op < 4; ++op) {
-            const size_t n = std::min(bytes, m[op]->capacity());
-            for (uint8_t *p : { m[op]->at_begin(), m[op]->at_end(n) }) {
-                if (op == 0)
-                    fill_cond(p, n, g);
-                else
-                    fill_bytes(p, n, g);
-            }
-        }
-    }
-};
-
 /// Places the operands of `p` against the guard pages, runs `plan` on
 /// `nthreads` and compares dst (its whole span, gaps included) with
 /// ref_select run on a copy of the same bytes.
-::testing::AssertionResult run_guarded(layout_guard_set &gs,
-                                       const si::select_nd &p,
+::testing::AssertionResult run_guarded(guard_set &gs, const si::select_nd &p,
                                        const si::select_plan &plan, bool at_end,
                                        int nthreads) {
     const void *ptr[4];
@@ -78,7 +46,7 @@ TEST_P(kernel_layouts_guard, TransposedOperandsAgainstGuards) {
     for (int w : { 8, 4, 2, 1 }) {
         const int64_t pad_max = 5;
         // The largest span: 129 x 513 elements with a padded pitch.
-        layout_guard_set gs(static_cast<size_t>((129 + pad_max) * 513 * w));
+        guard_set gs(static_cast<size_t>((129 + pad_max) * 513 * w));
         ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
         for (int64_t r : rows)
             for (int64_t c : cols) {
@@ -152,7 +120,7 @@ TEST_P(kernel_layouts_guard, ChannelsLastAgainstGuards) {
         return dims_t { d[1] * d[2] * d[3], 1, d[3] * d[1], d[1] };
     };
     for (int w : { 4, 2, 1 }) {
-        layout_guard_set gs(static_cast<size_t>(2 * 65 * 3 * 65 * w));
+        guard_set gs(static_cast<size_t>(2 * 65 * 3 * 65 * w));
         ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
         for (int64_t c : { 1, 3, 16, 17, 33, 48, 49, 64, 65 })
             for (int64_t wd : { 1, 15, 16, 17, 64, 65 }) {
