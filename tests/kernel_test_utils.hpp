@@ -23,6 +23,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <xbyak/xbyak.h>
 
 #include "kernels/jit_select.hpp"
 #include "kernels/ref_select.hpp"
@@ -758,6 +759,49 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
         return r;
     return b.canaries_ok();
 }
+
+/// Calls a generated kernel (`void kernel(const Args *)`) with the System V
+/// callee-saved registers set to known values and records them, and rsp, after
+/// the call: a generated kernel must preserve rbx, rbp, r12-r15 and the stack
+/// pointer.
+template <typename KernelFn, typename Args>
+class callee_saved_harness : public Xbyak::CodeGenerator {
+public:
+    static constexpr uint64_t magic[6] = {
+        0x1111222233334444ull, 0x5555666677778888ull, 0x9999aaaabbbbccccull,
+        0xddddeeeeffff0000ull, 0x0123456789abcdefull, 0xfedcba9876543210ull
+    };
+    /// out[0..5]: rbx, rbp, r12..r15 after the call; out[6], out[7]: rsp
+    /// before and after.
+    using fn_t = void (*)(KernelFn, const Args *, uint64_t *out);
+
+    callee_saved_harness()
+        : CodeGenerator(4096, Xbyak::DontSetProtectRWE) {
+        using namespace Xbyak;
+        const Reg64 saved[6] = { rbx, rbp, r12, r13, r14, r15 };
+        for (const auto &r : saved)
+            push(r);
+        sub(rsp, 8); // 16-byte alignment at the call; the slot holds out
+        mov(ptr[rsp], rdx);
+        mov(rax, rdi);
+        mov(rdi, rsi);
+        for (int i = 0; i < 6; ++i)
+            mov(saved[i], magic[i]);
+        mov(ptr[rdx + 48], rsp);
+        call(rax);
+        mov(rax, ptr[rsp]);
+        for (int i = 0; i < 6; ++i)
+            mov(ptr[rax + 8 * i], saved[i]);
+        mov(ptr[rax + 56], rsp);
+        add(rsp, 8);
+        for (int i = 5; i >= 0; --i)
+            pop(saved[i]);
+        ret();
+        ready();
+        setProtectModeRE(); // W^X for the harness too
+    }
+    fn_t get() const { return getCode<fn_t>(); }
+};
 
 // ---------------------------------------------------------------------------
 // The kernel ABI.

@@ -197,47 +197,8 @@ TEST_P(kernel_transpose, OneKernelPerKeyAcrossThreads) {
     }
 }
 
-/// Calls a transpose kernel with the System V callee-saved registers set to
-/// known values and records them, and rsp, after the call.
-class tr_abi_harness : public Xbyak::CodeGenerator {
-public:
-    static constexpr uint64_t magic[6] = {
-        0x1111222233334444ull, 0x5555666677778888ull, 0x9999aaaabbbbccccull,
-        0xddddeeeeffff0000ull, 0x0123456789abcdefull, 0xfedcba9876543210ull
-    };
-    /// out[0..5]: rbx, rbp, r12..r15 after the call; out[6], out[7]: rsp
-    /// before and after.
-    using fn_t = void (*)(si::transpose_kernel_fn,
-                          const si::transpose_call_args *, uint64_t *out);
-
-    tr_abi_harness()
-        : CodeGenerator(4096, Xbyak::DontSetProtectRWE) {
-        using namespace Xbyak;
-        const Reg64 saved[6] = { rbx, rbp, r12, r13, r14, r15 };
-        for (const auto &r : saved)
-            push(r);
-        sub(rsp, 8); // 16-byte alignment at the call; the slot holds out
-        mov(ptr[rsp], rdx);
-        mov(rax, rdi);
-        mov(rdi, rsi);
-        for (int i = 0; i < 6; ++i)
-            mov(saved[i], magic[i]);
-        mov(ptr[rdx + 48], rsp);
-        call(rax);
-        mov(rax, ptr[rsp]);
-        for (int i = 0; i < 6; ++i)
-            mov(ptr[rax + 8 * i], saved[i]);
-        mov(ptr[rax + 56], rsp);
-        add(rsp, 8);
-        for (int i = 5; i >= 0; --i)
-            pop(saved[i]);
-        ret();
-        ready();
-        setProtectModeRE(); // W^X for the harness too
-    }
-    fn_t get() const { return getCode<fn_t>(); }
-};
-constexpr uint64_t tr_abi_harness::magic[6];
+using tr_abi_harness =
+        callee_saved_harness<si::transpose_kernel_fn, si::transpose_call_args>;
 
 TEST_P(kernel_transpose, CalleeSavedRegistersPreserved) {
     const tr_abi_harness h;
