@@ -8,6 +8,11 @@
 //    tie on a dim larger than 1 (compile rejects overlapping dst strides), so
 //    the order is dst's memory order: a channels-last, permuted or padded
 //    layout shared by every operand folds exactly like dense row-major.
+//    Where that order leaves operands to transpose (step 5), the memory
+//    order of each input that is broadcast along no dim is folded too, and
+//    the fold that transposes the fewest bytes per element is kept (ties:
+//    dst's order): three inputs in NCHW and an NHWC dst fold in NCHW order
+//    and transpose dst alone.
 // 4. Walk from the innermost dim outwards and merge dim i into the folded
 //    dim j inside it when, for every operand, stride[i] == stride[j] * n[j].
 //    That holds exactly when the operand is contiguous across the two dims,
@@ -18,7 +23,9 @@
 //    (stride 0), transposed (strided along the row but contiguous along an
 //    outer dim, which becomes the row dim of a tile, placed right outside
 //    the inner dim) or strided (anything else, left to the reference
-//    kernel). The outer dims keep their byte strides, 0 where broadcast.
+//    kernel). dst is a vector, or transposed when the fold follows an
+//    input's order; then its contiguous dim is the tile's row dim. The
+//    outer dims keep their byte strides, 0 where broadcast.
 // 6. A short row (under 1 KiB of dst) whose next outer dim failed to
 //    merge only because some inputs are one row vector for the whole
 //    problem (stride 0 along every outer dim) is widened: `rep` rows become
@@ -125,32 +132,13 @@ void widen_short_rows(select_folded &f, const int64_t *esize) {
 
 } // namespace
 
-select_folded fold_select(const select_nd &p) {
+namespace {
+
+// Steps 4 to 6 over the dims in `order` (outermost first).
+select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
+                            const int64_t *esize) {
     select_folded f;
     f.elem_size = p.elem_size;
-    const int64_t esize[n_operands] = { 1, p.elem_size, p.elem_size,
-                                        p.elem_size };
-
-    if (p.nelems() == 0) {
-        // Empty: nothing to fold (and huge dims beside a 0 must not be
-        // multiplied). Execute returns before any kernel runs.
-        f.ndims = 1;
-        f.dims[0] = 0;
-        for (int i = 0; i < n_operands; ++i)
-            f.mode[i] = inner_mode::vector;
-        return f;
-    }
-
-    // Dims larger than 1, in dst's memory order (outermost first); a stable
-    // sort keeps the logical order where strides tie.
-    int order[max_ndims];
-    int n_order = 0;
-    for (int d = 0; d < p.ndims; ++d)
-        if (p.dims[d] != 1)
-            order[n_order++] = d;
-    std::stable_sort(order, order + n_order, [&](int a, int b) {
-        return p.strides[op_dst][a] > p.strides[op_dst][b];
-    });
 
     // Innermost first; reversed at the end.
     int n = 0;
@@ -193,13 +181,20 @@ select_folded fold_select(const select_nd &p) {
                                               : inner_mode::strided;
     }
 
-    // Inputs strided along the row but contiguous along one outer dim run
+    // Operands strided along the row but contiguous along one outer dim run
     // through transposed tiles: that dim moves right outside the inner dim
-    // (the order of the outer dims is only a loop order).
-    const int tdim =
-            f.mode[op_dst] == inner_mode::vector ? pick_tdim(f, esize) : -1;
+    // (the order of the outer dims is only a loop order). A dst strided
+    // along the row decides the dim; otherwise the inputs do.
+    int tdim = -1;
+    if (f.mode[op_dst] == inner_mode::vector) {
+        tdim = pick_tdim(f, esize);
+    } else {
+        for (int j = 0; j + 1 < n && tdim < 0; ++j)
+            if (f.strides[op_dst][j] == esize[op_dst])
+                tdim = j;
+    }
     if (tdim >= 0) {
-        for (int i = 0; i < op_dst; ++i)
+        for (int i = 0; i < n_operands; ++i)
             if (f.mode[i] == inner_mode::strided
                 && f.strides[i][tdim] == esize[i])
                 f.mode[i] = inner_mode::transposed;
@@ -222,6 +217,80 @@ select_folded fold_select(const select_nd &p) {
         f.bcast_mask[j] = mask;
     }
     return f;
+}
+
+// Bytes per element that go through a transpose; -1 when an operand is
+// left strided (the reference kernel runs the plan).
+int64_t transposed_bytes(const select_folded &f, const int64_t *esize) {
+    int64_t b = 0;
+    for (int i = 0; i < n_operands; ++i) {
+        if (f.mode[i] == inner_mode::strided)
+            return -1;
+        if (f.mode[i] == inner_mode::transposed)
+            b += esize[i];
+    }
+    return b;
+}
+
+} // namespace
+
+select_folded fold_select(const select_nd &p) {
+    const int64_t esize[n_operands] = { 1, p.elem_size, p.elem_size,
+                                        p.elem_size };
+
+    if (p.nelems() == 0) {
+        // Empty: nothing to fold (and huge dims beside a 0 must not be
+        // multiplied). Execute returns before any kernel runs.
+        select_folded f;
+        f.elem_size = p.elem_size;
+        f.ndims = 1;
+        f.dims[0] = 0;
+        for (int i = 0; i < n_operands; ++i)
+            f.mode[i] = inner_mode::vector;
+        return f;
+    }
+
+    // Dims larger than 1, in an operand's memory order (outermost first); a
+    // stable sort keeps the logical order where strides tie.
+    int dims_gt1[max_ndims];
+    int n_order = 0;
+    for (int d = 0; d < p.ndims; ++d)
+        if (p.dims[d] != 1)
+            dims_gt1[n_order++] = d;
+    auto order_of = [&](int op, int *order) {
+        std::copy(dims_gt1, dims_gt1 + n_order, order);
+        std::stable_sort(order, order + n_order, [&](int a, int b) {
+            return p.strides[op][a] > p.strides[op][b];
+        });
+    };
+
+    // Step 3: dst's order first. Where that leaves operands to transpose,
+    // the order of each input that moves along every dim (no broadcast) is
+    // tried too, and the fold that transposes the fewest bytes per element
+    // wins (ties: dst's order). Three inputs laid out one way and dst
+    // another then transpose dst alone.
+    int order[max_ndims];
+    order_of(op_dst, order);
+    select_folded best = fold_in_order(p, order, n_order, esize);
+    int64_t best_cost = transposed_bytes(best, esize);
+    for (int i = 0; i < op_dst && best_cost != 0; ++i) {
+        bool full = true;
+        for (int k = 0; k < n_order && full; ++k)
+            full = p.strides[i][dims_gt1[k]] != 0;
+        if (!full)
+            continue;
+        int alt[max_ndims];
+        order_of(i, alt);
+        if (std::equal(alt, alt + n_order, order))
+            continue;
+        select_folded f = fold_in_order(p, alt, n_order, esize);
+        const int64_t cost = transposed_bytes(f, esize);
+        if (cost >= 0 && (best_cost < 0 || cost < best_cost)) {
+            best = f;
+            best_cost = cost;
+        }
+    }
+    return best;
 }
 
 std::string folded2str(const select_folded &f) {

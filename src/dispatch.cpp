@@ -51,7 +51,7 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
                           && f.mode[op_cond] != inner_mode::strided
                           && f.mode[op_src0] != inner_mode::strided
                           && f.mode[op_src1] != inner_mode::strided
-                          && f.mode[op_dst] == inner_mode::vector;
+                          && f.mode[op_dst] != inner_mode::strided;
     if (!jit_able) {
         plan.cache_hit = true;
         return plan;
@@ -85,9 +85,13 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
     plan.kernel = get(key);
     plan.working_set = working_set;
     const nt_policy policy = nt_stores_policy();
-    if (policy == nt_policy::always
-        || (policy == nt_policy::auto_
-            && working_set >= nt_candidate_bytes())) {
+    // A transposed dst is stored by its transpose from the tile's scratch:
+    // the row kernel's stores stay in cache, so it has no nt variant.
+    const bool dst_tiled = f.mode[op_dst] == inner_mode::transposed;
+    if (!dst_tiled
+        && (policy == nt_policy::always
+            || (policy == nt_policy::auto_
+                && working_set >= nt_candidate_bytes()))) {
         kernel_key knt = key;
         knt.nt_stores = 1;
         plan.kernel_nt = get(knt);
@@ -95,7 +99,7 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
         if (policy == nt_policy::auto_)
             plan.tuner = std::make_shared<store_tuner>();
     }
-    for (int i = 0; i < op_dst; ++i)
+    for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::transposed)
             plan.transpose[i] = get_transpose_kernel(
                     { isa,

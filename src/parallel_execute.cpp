@@ -7,9 +7,10 @@
 //
 // A plan with transposed operands runs in tiles of R rows (the folded dim
 // tdim, along which those operands are contiguous) by C columns: each
-// transposed operand's tile is first transposed into a per-thread scratch
-// buffer (L1-resident), then the row kernel runs over the tile with that
-// operand read from the scratch.
+// transposed input's tile is first transposed into a per-thread scratch
+// buffer (L2-resident), then the row kernel runs over the tile with that
+// operand read from the scratch; a transposed dst is written by the row
+// kernel into the scratch and transposed from there into dst.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -221,6 +222,8 @@ struct tiled_runner {
             for (int i = 0; i < n_operands; ++i) {
                 ptr[i] = base[i] + off[i];
                 row_stride[i] = stride[i][td];
+            }
+            for (int i = 0; i < op_dst; ++i) {
                 if (!tr[i])
                     continue;
                 transpose_call_args t;
@@ -235,6 +238,10 @@ struct tiled_runner {
                 row_stride[i] = ld[i];
                 sp += (tile_rows * ld[i] + 63) / 64 * 64;
             }
+            if (tr[op_dst]) {
+                ptr[op_dst] = sp;
+                row_stride[op_dst] = ld[op_dst];
+            }
             select_call_args a;
             a.cond = ptr[op_cond];
             a.src0 = ptr[op_src0];
@@ -247,6 +254,19 @@ struct tiled_runner {
             a.src1_stride = row_stride[op_src1];
             a.dst_stride = row_stride[op_dst];
             fn(&a);
+            if (tr[op_dst]) {
+                // The scratch tile, rows x columns, into dst, contiguous
+                // along the rows: the same transpose with the roles of
+                // rows and columns swapped.
+                transpose_call_args t;
+                t.src = sp;
+                t.dst = const_cast<char *>(base[op_dst]) + off[op_dst];
+                t.rows = static_cast<uint64_t>(nc);
+                t.cols = static_cast<uint64_t>(nr);
+                t.src_ld = ld[op_dst];
+                t.dst_ld = stride[op_dst][in];
+                tr[op_dst]->fn()(&t);
+            }
         }
     }
 };
@@ -309,7 +329,7 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
     if (f.has_transposed()) {
         const transpose_kernel *const tr[n_operands] = {
             plan.transpose[op_cond], plan.transpose[a], plan.transpose[b],
-            nullptr
+            plan.transpose[op_dst]
         };
         const tiled_runner runner(f, fn, base, strides, tr);
         const int64_t items = runner.items();

@@ -568,41 +568,99 @@ inline std::vector<pattern> broadcast_patterns(int64_t r, int64_t n) {
     };
 }
 
-/// The dim where dst moves fastest: among dims larger than 1, the one with
-/// dst's smallest stride (the later one on a tie); -1 when every dim is 1.
-inline int dst_inner_dim(const si::select_nd &p) {
+/// The dim where operand `op` moves fastest: among dims larger than 1, the
+/// one with its smallest stride (the later one on a tie); -1 when every dim
+/// is 1.
+inline int inner_dim_of(const si::select_nd &p, int op) {
     int best = -1;
     for (int d = 0; d < p.ndims; ++d)
         if (p.dims[d] != 1
-            && (best < 0
-                || p.strides[si::op_dst][d] <= p.strides[si::op_dst][best]))
+            && (best < 0 || p.strides[op][d] <= p.strides[op][best]))
             best = d;
     return best;
 }
 
-/// Is the JIT expected for `p` (with a JIT ISA in force)? Along dst's
-/// fastest dim (dst_inner_dim) dst must be contiguous and every input
-/// contiguous, broadcast, or "transposed": contiguous along one other dim,
-/// the same for every transposed input (it then runs in tiles).
-inline bool expect_jit_able(const si::select_nd &p) {
-    const int d = dst_inner_dim(p);
+/// What the fold of `p` is expected to be, modelled on the unfolded problem
+/// (src/broadcast.cpp states the rule): the dims are walked in dst's memory
+/// order, or in a full input's (broadcast along no dim) where that
+/// transposes fewer bytes per element. Along the row (the order's fastest
+/// dim) an operand is contiguous, broadcast (inputs), or transposed:
+/// contiguous along one other dim, the same for every transposed operand.
+struct fold_model {
+    bool jit = true; ///< a JIT kernel runs it
+    int inner = -1;  ///< the unfolded dim that is the row
+    bool dst_transposed = false;
+    int64_t cost = 0; ///< bytes per element through a transpose
+};
+
+inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
+    fold_model m;
+    const int d = inner_dim_of(p, op);
+    m.inner = d;
     if (d < 0)
-        return true;
-    if (p.strides[si::op_dst][d] != 1)
-        return false;
-    int tdim = -1;
-    for (int i = 0; i < 3; ++i) {
-        if (p.strides[i][d] == 0 || p.strides[i][d] == 1)
-            continue;
+        return m;
+    auto contiguous_dim = [&](int i) {
         int j = -1;
         for (int k = 0; k < p.ndims; ++k)
             if (k != d && p.dims[k] != 1 && p.strides[i][k] == 1)
                 j = k;
-        if (j < 0 || (tdim >= 0 && j != tdim))
-            return false;
-        tdim = j;
+        return j;
+    };
+    int tdim = -1;
+    if (p.strides[si::op_dst][d] != 1) {
+        tdim = contiguous_dim(si::op_dst);
+        if (tdim < 0) {
+            m.jit = false;
+            return m;
+        }
+        m.dst_transposed = true;
+        m.cost += p.elem_size;
     }
-    return true;
+    for (int i = 0; i < 3; ++i) {
+        if (p.strides[i][d] == 0 || p.strides[i][d] == 1)
+            continue;
+        const int j = contiguous_dim(i);
+        if (j < 0 || (tdim >= 0 && j != tdim)) {
+            m.jit = false;
+            return m;
+        }
+        tdim = j;
+        m.cost += i == si::op_cond ? 1 : p.elem_size;
+    }
+    return m;
+}
+
+inline fold_model expected_fold(const si::select_nd &p) {
+    auto order_of = [&](int op) {
+        std::vector<int> o;
+        for (int d = 0; d < p.ndims; ++d)
+            if (p.dims[d] != 1)
+                o.push_back(d);
+        std::stable_sort(o.begin(), o.end(), [&](int a, int b) {
+            return p.strides[op][a] > p.strides[op][b];
+        });
+        return o;
+    };
+    fold_model best = model_fold_in_order(p, si::op_dst);
+    if (best.jit && best.cost == 0)
+        return best;
+    const std::vector<int> dst_order = order_of(si::op_dst);
+    for (int i = 0; i < 3; ++i) {
+        bool full = true;
+        for (int d = 0; d < p.ndims; ++d)
+            full = full && (p.dims[d] == 1 || p.strides[i][d] != 0);
+        if (!full || order_of(i) == dst_order)
+            continue;
+        const fold_model m = model_fold_in_order(p, i);
+        if (m.jit && (!best.jit || m.cost < best.cost))
+            best = m;
+    }
+    return best;
+}
+
+/// Is the JIT expected for `p` (with a JIT ISA in force)?
+inline bool expect_jit_able(const si::select_nd &p) {
+    return expected_fold(p).jit;
 }
 
 /// The kernel key the dispatcher must pick for `p` (documented in
@@ -613,7 +671,7 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
     si::kernel_key k {};
     k.isa = isa;
     k.elem_size = static_cast<uint8_t>(p.elem_size);
-    const int d = dst_inner_dim(p);
+    const int d = expected_fold(p).inner;
     auto scalar = [&](int op) { return d >= 0 && p.strides[op][d] == 0; };
     k.cond_scalar = scalar(si::op_cond);
     k.src0_scalar = scalar(si::op_src0);
@@ -708,7 +766,9 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
         if (!r)
             return r;
         if (want_jit) {
-            const bool want_nt = o.working_set >= si::nt_candidate_bytes();
+            // A transposed dst is stored by its transpose: no nt variant.
+            const bool want_nt = o.working_set >= si::nt_candidate_bytes()
+                                 && !expected_fold(p).dst_transposed;
             if (plan.kernel->key() != expected_key(p, isa, false))
                 return ::testing::AssertionFailure()
                        << "kernel " << plan.kernel->name() << ", expected "

@@ -315,8 +315,9 @@ TEST_P(kernel_layouts, PermutationOfOneInput) {
 
 TEST_P(kernel_layouts, PermutationOfDst) {
     // dst in a permuted memory order (padded or not), the inputs dense:
-    // where dst's contiguous dim is not the inputs' one, every input is
-    // transposed, contiguous along the same dim.
+    // where dst's contiguous dim is not the inputs' one, the fold follows
+    // the inputs' order (transposing w bytes per element, not 1 + 2w):
+    // every input is a vector and dst alone is transposed.
     auto &g = rng();
     int fails = 0;
     for (const auto &rs : perm_sweeps())
@@ -337,24 +338,38 @@ TEST_P(kernel_layouts, PermutationOfDst) {
                         KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
                         const si::select_folded &f = plan.folded;
                         const bool tr = P >= 0 && P != L;
-                        for (int i = 0; i < 3; ++i) {
+                        for (int i = 0; i < 4; ++i) {
                             const si::inner_mode want =
-                                    tr ? si::inner_mode::transposed
-                                       : si::inner_mode::vector;
+                                    tr && i == si::op_dst
+                                            ? si::inner_mode::transposed
+                                            : si::inner_mode::vector;
                             KT_EXPECT(fails,
                                       ::testing::AssertionResult(f.mode[i]
                                                                  == want)
                                               << si::folded2str(f),
                                       "mode of operand " + std::to_string(i)
                                               + ": " + desc);
-                            if (tr && jit()) {
-                                KT_EXPECT(fails,
-                                          ::testing::AssertionResult(
-                                                  plan.transpose[i] != nullptr)
-                                                  << plan.kernel_str(),
-                                          desc);
+                            if (jit()) {
+                                KT_EXPECT(
+                                        fails,
+                                        ::testing::AssertionResult(
+                                                (plan.transpose[i] != nullptr)
+                                                == (f.mode[i] == want
+                                                    && want
+                                                               == si::inner_mode::
+                                                                       transposed))
+                                                << plan.kernel_str(),
+                                        "transposing kernel: " + desc);
                             }
                         }
+                        if (tr)
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(
+                                              !si::plan_select(p, SIZE_MAX)
+                                                       .kernel_nt)
+                                              << plan.kernel_str(),
+                                      "no nt variant for a transposed dst: "
+                                              + desc);
                         plan_run_opts o;
                         o.check_naive = rs.rank > 2 || (key.first & 1);
                         KT_EXPECT(fails, run_plan_case(p, kisa(), o, g), desc);
@@ -705,9 +720,10 @@ TEST_P(kernel_layouts, NamedLayouts) {
 
 TEST_P(kernel_layouts, FoldedByHand) {
     // Folded dims, byte strides and modes worked out by hand from the rule
-    // (dims in dst's memory order, merged from the innermost outwards while
-    // every operand is contiguous across, the row classified, the tile dim
-    // moved right outside the row).
+    // (dims in dst's memory order, or a full input's where that transposes
+    // fewer bytes, merged from the innermost outwards while every operand
+    // is contiguous across, the row classified, the tile dim moved right
+    // outside the row).
     using m = si::inner_mode;
     const m V = m::vector, S = m::scalar, T = m::transposed;
     for (int64_t w : { 4, 2, 1 }) {
@@ -742,18 +758,41 @@ TEST_P(kernel_layouts, FoldedByHand) {
                                       { V, T, V, V },
                                       1 }));
         }
-        // dst NHWC, the rest NCHW: the row is C, every input has stride 35
-        // along it and 1 along H*W (merged, 35).
+        // dst NHWC, the rest NCHW: dst's order would transpose all three
+        // inputs (1 + 2w bytes per element), the inputs' order dst alone
+        // (w): the row is H*W (merged, 35), dst has stride 8 along it and 1
+        // along C, the tile dim.
         {
             dims_t st[4];
             st[3] = cl;
             const si::select_folded f = si::fold_select(full_nd(d, st, wi));
-            EXPECT_TRUE(folds_as(f, { { 2, 35, 8 },
-                                      { { 280, 1, 35 },
-                                        { 280 * w, w, 35 * w },
-                                        { 280 * w, w, 35 * w },
-                                        { 280 * w, 8 * w, w } },
-                                      { T, T, T, V },
+            EXPECT_TRUE(folds_as(f, { { 2, 8, 35 },
+                                      { { 280, 35, 1 },
+                                        { 280 * w, 35 * w, w },
+                                        { 280 * w, 35 * w, w },
+                                        { 280 * w, w, 8 * w } },
+                                      { V, V, V, T },
+                                      1 }));
+        }
+        // dst NHWC, cond per channel, the sources NCHW: the sources' order
+        // (dst transposed, w bytes) beats dst's (both sources, 2w); cond is
+        // a scalar along H*W.
+        {
+            nd_spec s;
+            s.w = wi;
+            s.dst_from_inputs = false;
+            s.dst = d;
+            s.in[0] = { 1, 8, 1, 1 };
+            s.in[1] = d;
+            s.in[2] = d;
+            s.strides[3] = cl;
+            const si::select_folded f = si::fold_select(make_nd(s));
+            EXPECT_TRUE(folds_as(f, { { 2, 8, 35 },
+                                      { { 0, 1, 0 },
+                                        { 280 * w, 35 * w, w },
+                                        { 280 * w, 35 * w, w },
+                                        { 280 * w, w, 8 * w } },
+                                      { S, V, V, T },
                                       1 }));
         }
         // NHWC [2,64,5,7] with a per-channel cond: rows of C = 64, N*H*W =

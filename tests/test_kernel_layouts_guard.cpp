@@ -1,6 +1,7 @@
 // Guard pages around every tensor of the tiled (transposing) path: a
 // transposed src_0, cond or src_1 (with and without a padded pitch), a
-// column-major or channels-last dst over row-major inputs, each tensor
+// column-major or channels-last dst over row-major inputs (dst transposed
+// out of the tile's scratch), each tensor
 // ending right before a PROT_NONE page and, separately, starting right
 // after one, for row and column counts around the tile and vector sizes.
 // A read past a transposed column or a write past a tile's last row or
@@ -111,7 +112,7 @@ TEST_P(kernel_layouts_guard, TransposedOperandsAgainstGuards) {
 }
 
 TEST_P(kernel_layouts_guard, ChannelsLastAgainstGuards) {
-    // 4-D: dst NHWC over NCHW inputs (every input transposed), src_0 NHWC
+    // 4-D: dst NHWC over NCHW inputs (dst transposed), src_0 NHWC
     // over NCHW (src_0 transposed), and a per-channel cond inside the
     // latter; C and W around the tile sizes.
     auto &g = rng();
