@@ -38,8 +38,8 @@ double median(double *v, int n) {
 
 } // namespace
 
-// Tickets: the phase (0, 1) of a window's execute, or 2 + kind of a
-// monitored one.
+// Tickets: the phase (0, 1, 2) of a window's execute, or monitor_ticket +
+// kind of a monitored one.
 store_kind store_tuner::start(int team, int &ticket) {
     ticket = -1;
     const uint64_t c = calls_.fetch_add(1, std::memory_order_relaxed);
@@ -64,11 +64,11 @@ store_kind store_tuner::start(int team, int &ticket) {
         const int kind = choice_.load(std::memory_order_relaxed);
         if (c % monitor_every == 0) {
             busy_ = true;
-            ticket = 2 + kind;
+            ticket = monitor_ticket + kind;
         }
         return static_cast<store_kind>(kind);
     }
-    const int kind = phase_ == 0 ? first_ : 1 - first_;
+    const int kind = phase_ == 1 ? 1 - first_ : first_;
     if (count_++ > 0) {
         busy_ = true;
         ticket = phase_;
@@ -81,9 +81,9 @@ bool store_tuner::finish(int ticket, double seconds) {
         return false;
     std::lock_guard<std::mutex> lock(mutex_);
     busy_ = false;
-    if (ticket >= 2) {
+    if (ticket >= monitor_ticket) {
         // A monitored execute: has the choice become slower?
-        const int kind = ticket - 2;
+        const int kind = ticket - monitor_ticket;
         if (phase_ >= 0 || kind != choice_.load(std::memory_order_relaxed))
             return false;
         mon_[n_mon_++] = seconds;
@@ -103,18 +103,19 @@ bool store_tuner::finish(int ticket, double seconds) {
     ++timed_;
     if ((timed_ < min_timed || improving_) && timed_ < max_timed)
         return false;
-    const int kind = phase_ == 0 ? first_ : 1 - first_;
+    const int kind = phase_ == 1 ? 1 - first_ : first_;
     if (kind == static_cast<int>(store_kind::regular))
         reg_improving_ = improving_;
-    if (phase_ == 0) {
-        phase_ = 1;
+    if (phase_ < 2) {
+        ++phase_;
         count_ = timed_ = 0;
         improving_ = true;
         return false;
     }
-    // The window is complete: phase 0 ran the current choice.
+    // The window is complete: phases 0 and 2 ran the current choice, on
+    // either side of the other kind's phase.
     const int other = 1 - first_;
-    const double keep = best_[0], alt = best_[1];
+    const double keep = std::min(best_[0], best_[2]), alt = best_[1];
     const int w = windows_.load(std::memory_order_relaxed);
     const double margin = w == 0 ? first_margin : switch_margin;
     bool change = alt < keep * (1.0 - margin);

@@ -38,16 +38,20 @@ enum class store_kind : uint8_t { regular = 0, nt = 1 };
 /// Thread-safe; concurrent executes are never blocked: only one at a time
 /// is timed, the others run the current choice.
 ///
-/// A trial window has two phases: executes with the current choice, then
-/// with the other kind. The first execute of a phase is not timed (it pays
-/// for the other kind's cache state); a phase then runs until it has
+/// A trial window has three phases: executes with the current choice, with
+/// the other kind, and with the current choice again (A-B-A), so that a
+/// state that drifts during the window (a cache filling again after other
+/// work, which favours whichever kind runs later) weighs on both kinds.
+/// The first execute of a phase is not timed (it pays for the other kind's
+/// cache state); a phase then runs until it has
 /// `min_timed` timed executes and the last one no longer improves on the
 /// best by `settle` (regular stores may need several executes to fill a
-/// large cache again), at most `max_timed`. The best time of each phase
+/// large cache again), at most `max_timed`. The best time of each kind
 /// decides: the first window (regular first) switches to non-temporal
 /// stores if they are `first_margin` faster; later windows switch only if
-/// the other kind is `switch_margin` faster. A regular phase still
-/// improving at max_timed has not shown its time: regular stores are kept
+/// the other kind is `switch_margin` faster. A window whose last regular
+/// phase is still improving at max_timed has not seen regular's time:
+/// regular stores are kept
 /// and a window follows after `confirm` executes.
 ///
 /// Between windows one execute in `monitor_every` is timed with the choice;
@@ -95,14 +99,15 @@ private:
     mutable std::mutex mutex_;
     // Guarded by mutex_:
     int team_ = 0;
-    int phase_ = -1;             ///< 0, 1: the window's phase; -1: no window
-    int count_ = 0;              ///< executes started in this phase
-    int timed_ = 0;              ///< timed executes recorded in this phase
-    int first_ = 0;              ///< kind of the window's first phase
-    double best_[2] = { 0, 0 };  ///< per phase
-    bool improving_ = true;      ///< the phase's last time improved the best
-    bool reg_improving_ = false; ///< the regular phase ended improving
-    uint64_t next_window_ = 0;   ///< call index from which a window starts
+    static constexpr int monitor_ticket = 3;
+    int phase_ = -1;               ///< 0, 1, 2: the window's phase; -1: none
+    int count_ = 0;                ///< executes started in this phase
+    int timed_ = 0;                ///< timed executes recorded in this phase
+    int first_ = 0;                ///< kind of the window's first phase
+    double best_[3] = { 0, 0, 0 }; ///< per phase
+    bool improving_ = true;        ///< the phase's last time improved the best
+    bool reg_improving_ = false;   ///< the regular phase ended improving
+    uint64_t next_window_ = 0;     ///< call index from which a window starts
     uint64_t recheck_ = first_recheck; ///< calls between windows
     double last_[2] = { 0, 0 };        ///< per kind, the last window's best
     double mon_[monitor_n] = {};       ///< monitored executes
