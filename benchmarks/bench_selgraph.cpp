@@ -170,7 +170,7 @@ compiled_select &compiled_for(const std::string &name,
 }
 
 int warmup_executes() {
-    return 3 * (si::store_tuner::max_timed + 1);
+    return si::store_tuner::max_window_executes;
 }
 
 void selgraph_select::bind(const operands &o) {

@@ -130,10 +130,6 @@ void widen_short_rows(select_folded &f, const int64_t *esize) {
     }
 }
 
-} // namespace
-
-namespace {
-
 // Steps 4 to 6 over the dims in `order` (outermost first).
 select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
                             const int64_t *esize) {

@@ -106,7 +106,7 @@ bool store_tuner::finish(int ticket, double seconds) {
     const int kind = phase_ == 1 ? 1 - first_ : first_;
     if (kind == static_cast<int>(store_kind::regular))
         reg_improving_ = improving_;
-    if (phase_ < 2) {
+    if (phase_ + 1 < window_phases) {
         ++phase_;
         count_ = timed_ = 0;
         improving_ = true;

@@ -51,8 +51,7 @@ enum class store_kind : uint8_t { regular = 0, nt = 1 };
 /// stores if they are `first_margin` faster; later windows switch only if
 /// the other kind is `switch_margin` faster. A window whose last regular
 /// phase is still improving at max_timed has not seen regular's time:
-/// regular stores are kept
-/// and a window follows after `confirm` executes.
+/// regular stores are kept and a window follows after `confirm` executes.
 ///
 /// Between windows one execute in `monitor_every` is timed with the choice;
 /// when the median of `monitor_n` of those is `drift` slower than the
@@ -65,6 +64,9 @@ class store_tuner {
 public:
     static constexpr int min_timed = 3;
     static constexpr int max_timed = 12;
+    /// Phases of a window (A-B-A), and the most executes a window takes.
+    static constexpr int window_phases = 3;
+    static constexpr int max_window_executes = window_phases * (1 + max_timed);
     static constexpr uint64_t confirm = 64;
     static constexpr double settle = 0.03;
     static constexpr uint64_t monitor_every = 16;
@@ -96,18 +98,20 @@ private:
     std::atomic<int> choice_ { 0 };
     std::atomic<int> windows_ { 0 };
     std::atomic<uint64_t> calls_ { 0 };
+    /// Tickets from here on are monitored executes (monitor_ticket + kind);
+    /// below it, a window's phase.
+    static constexpr int monitor_ticket = window_phases;
     mutable std::mutex mutex_;
     // Guarded by mutex_:
     int team_ = 0;
-    static constexpr int monitor_ticket = 3;
-    int phase_ = -1;               ///< 0, 1, 2: the window's phase; -1: none
-    int count_ = 0;                ///< executes started in this phase
-    int timed_ = 0;                ///< timed executes recorded in this phase
-    int first_ = 0;                ///< kind of the window's first phase
-    double best_[3] = { 0, 0, 0 }; ///< per phase
-    bool improving_ = true;        ///< the phase's last time improved the best
-    bool reg_improving_ = false;   ///< the regular phase ended improving
-    uint64_t next_window_ = 0;     ///< call index from which a window starts
+    int phase_ = -1;                  ///< 0, 1, 2: the window's phase; -1: none
+    int count_ = 0;                   ///< executes started in this phase
+    int timed_ = 0;                   ///< timed executes recorded in this phase
+    int first_ = 0;                   ///< kind of the window's first phase
+    double best_[window_phases] = {}; ///< per phase
+    bool improving_ = true;      ///< the phase's last time improved the best
+    bool reg_improving_ = false; ///< the regular phase ended improving
+    uint64_t next_window_ = 0;   ///< call index from which a window starts
     uint64_t recheck_ = first_recheck; ///< calls between windows
     double last_[2] = { 0, 0 };        ///< per kind, the last window's best
     double mon_[monitor_n] = {};       ///< monitored executes

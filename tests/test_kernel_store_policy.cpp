@@ -14,7 +14,7 @@ using si::store_tuner;
 constexpr int min_timed = store_tuner::min_timed;
 // A window whose times are flat: three phases (current, other, current),
 // each one untimed execute and min_timed timed ones.
-constexpr int flat_window = 3 * (1 + min_timed);
+constexpr int flat_window = store_tuner::window_phases * (1 + min_timed);
 
 // One execute: the kind the tuner hands out; if timed, it "took" the time
 // the test assigns to that kind.
@@ -268,9 +268,8 @@ TEST_P(store_policy_plans, ExecutesUnderTheTunerStayExact) {
         std::vector<uint8_t> want(b.dst.data(), b.dst.data() + dbytes);
         si::ref_select(p, b.cond.data(), b.src0.data(), b.src1.data(),
                        want.data(), 1);
-        // A window is at most 3 * (1 + max_timed) executes.
         for (int i = 0;
-             plan.tuner->windows() == 0 && i < 3 * (1 + store_tuner::max_timed);
+             plan.tuner->windows() == 0 && i < store_tuner::max_window_executes;
              ++i) {
             fill_bytes(b.dst.data(), dbytes, g);
             si::execute_plan(plan, p, b.cond.data(), b.src0.data(),
