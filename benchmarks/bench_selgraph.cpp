@@ -170,7 +170,8 @@ compiled_select &compiled_for(const std::string &name,
 }
 
 int warmup_executes() {
-    return si::store_tuner::max_window_executes;
+    return 2 * si::store_tuner::max_window_executes
+           + static_cast<int>(si::store_tuner::confirm);
 }
 
 void selgraph_select::bind(const operands &o) {

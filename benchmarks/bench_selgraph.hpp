@@ -66,7 +66,8 @@ compiled_select &compiled_for(const std::string &name,
                               bool &fresh);
 
 /// Executes of a freshly compiled partition before its first timing: the
-/// store policy's first trial window (store_policy.hpp).
+/// store policy's first trial window and the one that confirms it
+/// (store_policy.hpp), so that the timings see its settled choice.
 int warmup_executes();
 
 /// Diagnostic, through selgraph's internal dispatch rather than the API:

@@ -52,14 +52,16 @@ enum class store_kind : uint8_t { regular = 0, nt = 1 };
 /// the other kind is `switch_margin` faster. A window whose last regular
 /// phase is still improving at max_timed has not seen regular's time:
 /// regular stores are kept and a window follows after `confirm` executes.
+/// The first window's decision is confirmed the same way: a second window
+/// follows after `confirm` executes.
 ///
 /// Between windows one execute in `monitor_every` is timed with the choice;
 /// when the median of `monitor_n` of those is `drift` slower than the
 /// choice's best in the last window (other buffers, another load on the
 /// machine; not the few slow executes after other ops filled the caches),
-/// a window starts at once. A window also comes every `recheck` executes, from
-/// first_recheck doubling up to max_recheck. A change of team size starts
-/// over.
+/// a window starts at once. After the second window, one also comes every
+/// `recheck` executes, from first_recheck doubling up to max_recheck. A
+/// change of team size starts over.
 class store_tuner {
 public:
     static constexpr int min_timed = 3;

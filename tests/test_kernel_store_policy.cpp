@@ -54,16 +54,47 @@ TEST(store_tuner, FirstWindowRegularNonTemporalRegularEachFirstCallUntimed) {
     // Until the next window, every execute runs the choice; one in
     // monitor_every is timed.
     int monitored = 0;
-    for (uint64_t i = 0; i + 1 < store_tuner::first_recheck; ++i) {
+    for (uint64_t i = 0; i < store_tuner::confirm; ++i) {
         bool tm = false;
         EXPECT_EQ(step(t, 1, 1.0, 0.5, &tm), store_kind::nt);
         monitored += tm;
     }
     EXPECT_EQ(t.windows(), 1);
     EXPECT_NEAR(monitored,
-                static_cast<double>(store_tuner::first_recheck)
+                static_cast<double>(store_tuner::confirm)
                         / store_tuner::monitor_every,
-                2);
+                1);
+    // The first decision is confirmed by a second window `confirm`
+    // executes later, from the choice: nt, regular, nt.
+    std::vector<store_kind> second;
+    for (int i = 0; i < flat_window; ++i)
+        second.push_back(step(t, 1, 1.0, 0.5));
+    for (int i = 0; i < flat_window; ++i)
+        EXPECT_EQ(second[i],
+                  i / phase == 1 ? store_kind::regular : store_kind::nt)
+                << "execute " << i << " of the second window";
+    EXPECT_EQ(t.windows(), 2);
+    EXPECT_EQ(t.current(), store_kind::nt);
+    // Then none until first_recheck.
+    for (uint64_t i = 0; i + 1 < store_tuner::first_recheck; ++i)
+        EXPECT_EQ(step(t, 1, 1.0, 0.5), store_kind::nt);
+    EXPECT_EQ(t.windows(), 2);
+}
+
+TEST(store_tuner, SecondWindowCorrectsAFirstMisledByNoise) {
+    // Non-temporal stores are 25% faster, but the first window's
+    // non-temporal phase ran during a burst of other load (3x slower):
+    // regular is kept. The confirming window, `confirm` executes later,
+    // switches.
+    store_tuner t;
+    for (int i = 0; i < flat_window; ++i)
+        step(t, 1, 1.0, 3.0);
+    ASSERT_EQ(t.windows(), 1);
+    ASSERT_EQ(t.current(), store_kind::regular);
+    for (uint64_t i = 0; i < store_tuner::confirm + flat_window; ++i)
+        step(t, 1, 1.0, 0.75);
+    EXPECT_EQ(t.windows(), 2);
+    EXPECT_EQ(t.current(), store_kind::nt);
 }
 
 TEST(store_tuner, KeepsRegularWhenNonTemporalIsSlowerOrWithinTheMargin) {
@@ -157,10 +188,11 @@ TEST(store_tuner, DriftStartsAWindowAndHysteresisDecides) {
     for (double reg : { 1.0 - store_tuner::switch_margin / 2,
                         1.0 - 2 * store_tuner::switch_margin }) {
         store_tuner t;
-        // First window: nt at 0.5 of regular's 1.0.
-        for (int i = 0; i < flat_window; ++i)
+        // First window and its confirmation: nt at 0.5 of regular's 1.0.
+        for (uint64_t i = 0; i < 2 * flat_window + store_tuner::confirm; ++i)
             step(t, 1, 1.0, 0.5);
         ASSERT_EQ(t.current(), store_kind::nt);
+        ASSERT_EQ(t.windows(), 2);
         // Later the machine changes: nt now takes 1.0 (a drift of 2x),
         // regular `reg`. The monitored executes see it, and a window
         // follows long before the periodic recheck.
@@ -170,7 +202,7 @@ TEST(store_tuner, DriftStartsAWindowAndHysteresisDecides) {
         ASSERT_LT(soon, store_tuner::first_recheck);
         for (uint64_t i = 0; i < soon; ++i)
             step(t, 1, reg, 1.0);
-        EXPECT_EQ(t.windows(), 2);
+        EXPECT_EQ(t.windows(), 3);
         const bool beyond = reg < 1.0 - store_tuner::switch_margin;
         EXPECT_EQ(t.current(), beyond ? store_kind::regular : store_kind::nt)
                 << "regular time " << reg;
@@ -179,14 +211,15 @@ TEST(store_tuner, DriftStartsAWindowAndHysteresisDecides) {
 
 TEST(store_tuner, NoDriftNoWindowUntilTheRecheck) {
     store_tuner t;
-    for (int i = 0; i < flat_window; ++i)
+    for (uint64_t i = 0; i < 2 * flat_window + store_tuner::confirm; ++i)
         step(t, 1, 1.0, 0.5);
+    ASSERT_EQ(t.windows(), 2);
     // Slower within the drift band, or faster: no window before
     // first_recheck.
     for (uint64_t i = 0; i + flat_window < store_tuner::first_recheck; ++i)
         step(t, 1, 1.0,
              i % 2 ? 0.5 * (1.0 + store_tuner::drift / 2) : 0.5 * 0.5);
-    EXPECT_EQ(t.windows(), 1);
+    EXPECT_EQ(t.windows(), 2);
 }
 
 TEST(store_tuner, RechecksGetRarer) {
@@ -199,6 +232,10 @@ TEST(store_tuner, RechecksGetRarer) {
             ends.push_back(i);
     }
     ASSERT_GE(ends.size(), 3u);
+    // The confirming window starts `confirm` executes after the first,
+    // the next one first_recheck executes after that.
+    EXPECT_EQ(ends[1] - ends[0], store_tuner::confirm + flat_window);
+    EXPECT_EQ(ends[2] - ends[1], store_tuner::first_recheck + flat_window);
     for (size_t k = 2; k < ends.size(); ++k)
         EXPECT_GT(ends[k] - ends[k - 1], ends[k - 1] - ends[k - 2]);
 }
