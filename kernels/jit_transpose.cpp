@@ -16,6 +16,13 @@
 // generation time, so where each piece ends up is computed, not assumed;
 // a network that does not yield whole rows throws.
 //
+// Prefetch: each full register tile also prefetches (into L1) its lines'
+// counterparts pf_ahead columns later, the lines the kernel loads about one
+// column block later (the next tile's columns at the end of this one), as
+// long as those columns are below pf_cols. A tile reads short runs of lines
+// that the hardware prefetchers do not follow far enough, and prefetches
+// spread one per load keep the misses in flight without a burst.
+//
 // Tails: AVX-512 runs partial tiles with byte opmasks (loads masked to the
 // rows that exist, lines past the last column not loaded, stores masked to
 // the columns that exist, rows past the last not stored). AVX2 finishes
@@ -95,9 +102,13 @@ private:
     const Reg64 reg_q_ = rbp;                       // dst row pointer
     const Reg64 reg_tmp_ = rax;
     const Reg64 reg_tmp2_ = rcx;
-    // Stack slots: c0, rows left in the tile, columns left in the tile.
+    // Stack slots: c0, rows left in the tile, columns left in the tile,
+    // pf_ahead * src_ld, and the prefetch offset of this column block (0:
+    // none).
     static constexpr int stk_c0 = 0, stk_rows = 8, stk_cols = 16;
-    static constexpr int stk_size = 24;
+    static constexpr int stk_pf_dist = 24, stk_pf = 32;
+    static constexpr int stk_size = 40;
+    static constexpr int pf_ahead = 16; // columns
     const Opmask k_rows_ = k1;
     const Opmask k_cols_ = k2;
 
@@ -255,6 +266,17 @@ private:
             else
                 vmovdqu(Ymm(l), line_addr(l));
         }
+        // The lines pf_ahead columns on (reg_p_ is set again by the next
+        // tile).
+        Label l_no_pf;
+        mov(reg_tmp_, ptr[rsp + stk_pf]);
+        test(reg_tmp_, reg_tmp_);
+        jz(l_no_pf, T_NEAR);
+        for (int i = 0; i < kc_ / 4; ++i)
+            add(reg_p_[i], reg_tmp_);
+        for (int l = 0; l < kc_; ++l)
+            prefetcht0(line_addr(l));
+        L(l_no_pf);
         network();
         row_pointer();
         for (const auto &u : upper_)
@@ -424,6 +446,9 @@ private:
         mov(reg_sblk_, arg(offsetof(transpose_call_args, src)));
         mov(reg_dblk_, arg(offsetof(transpose_call_args, dst)));
         mov(qword[rsp + stk_c0], 0);
+        mov(reg_tmp_, reg_ld_);
+        imul(reg_tmp_, reg_tmp_, pf_ahead);
+        mov(ptr[rsp + stk_pf_dist], reg_tmp_);
 
         Label l_cblk, l_rblk, l_rtail, l_rdone, l_ctail, l_done;
         L(l_cblk);
@@ -432,6 +457,14 @@ private:
             sub(reg_tmp_, ptr[rsp + stk_c0]);
             cmp(reg_tmp_, kc_);
             jb(l_ctail, T_NEAR);
+            // Prefetch for this column block when columns c0 + pf_ahead ..
+            // c0 + pf_ahead + kc - 1 are below pf_cols.
+            mov(reg_tmp_, ptr[rsp + stk_c0]);
+            add(reg_tmp_, pf_ahead + kc_);
+            xor_(reg_tmp2_, reg_tmp2_);
+            cmp(reg_tmp_, arg(offsetof(transpose_call_args, pf_cols)));
+            cmovbe(reg_tmp2_, ptr[rsp + stk_pf_dist]);
+            mov(ptr[rsp + stk_pf], reg_tmp2_);
             xor_(reg_r0_, reg_r0_);
             L(l_rblk);
             mov(reg_tmp_, arg(off_rows));

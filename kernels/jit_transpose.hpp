@@ -3,7 +3,9 @@
 // rows x cols elements of w bytes from src, contiguous along r (one line of
 // `rows` elements per column c, lines src_ld bytes apart), to dst,
 // contiguous along c (one row of `cols` elements per r, rows dst_ld bytes
-// apart). It reads and writes exactly those elements, no byte besides.
+// apart). It reads and writes exactly those elements, no byte besides;
+// it may also prefetch (a hint that never faults) lines of the columns
+// [cols, pf_cols) at the same rows, which the caller vouches for.
 // Raw bits move: NaN payloads survive. No alignment is assumed; src_ld and
 // dst_ld are any positive byte counts (multiples of w). The kernels run in
 // register tiles (kernels/jit_transpose.cpp); R a multiple of 64 / w

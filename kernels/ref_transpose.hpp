@@ -16,6 +16,11 @@ struct transpose_call_args {
     uint64_t cols;   ///< C >= 1
     int64_t src_ld;  ///< bytes between consecutive c in src, > 0, w | src_ld
     int64_t dst_ld;  ///< bytes between consecutive r in dst, >= cols * w
+    /// Columns, from the first, whose lines at rows [0, rows) belong to the
+    /// source operand: the JIT kernels prefetch lines of the columns
+    /// ahead of the ones they load, never at or past pf_cols (<= cols:
+    /// nothing beyond the tile). The reference ignores it.
+    uint64_t pf_cols;
 };
 
 /// dst(r, c) = src(r, c) for every r < rows, c < cols; elem_size 1, 2, 4

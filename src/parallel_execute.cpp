@@ -91,11 +91,11 @@ struct folded_runner {
 // Tiles of a plan with transposed operands (f.tdim == f.ndims - 2).
 struct tiled_runner {
     // Measured on the layout benchmarks (docs/design.md): tiles of 128 rows
-    // (64 when only 1- or 2-byte operands are transposed) and a scratch of
+    // (64 when only 1-byte operands are transposed) and a scratch of
     // 128 KiB, row panels (the columns inner, so that the operands read as
-    // they are stream along whole rows), and the next tile prefetched.
+    // they are stream along whole rows). The transpose kernels prefetch
+    // the source lines ahead, into the next tile of the panel.
     static constexpr int64_t scratch_budget = 128 * 1024;
-    static constexpr int64_t prefetch_ahead = 1;
 
     const select_folded &f;
     select_kernel_fn fn;
@@ -125,7 +125,7 @@ struct tiled_runner {
         }
         const int nd = f.ndims;
         const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
-        tile_rows = std::min(rows, w_max >= 4 ? int64_t(128) : int64_t(64));
+        tile_rows = std::min(rows, w_max >= 2 ? int64_t(128) : int64_t(64));
         tile_cols = scratch_budget / (tile_rows * w_sum) / 16 * 16;
         tile_cols = std::min(inner, std::max<int64_t>(16, tile_cols));
         for (int i = 0; i < n_operands; ++i) {
@@ -161,7 +161,7 @@ struct tiled_runner {
     // Tile `it`, in (outer, row block, column block) order: its rows and
     // columns and every operand's byte offset.
     struct tile {
-        int64_t nr, nc;
+        int64_t c0, nr, nc;
         int64_t off[n_operands];
     };
     tile tile_at(int64_t it) const {
@@ -172,6 +172,7 @@ struct tiled_runner {
         const int64_t r0 = rem / n_cb * tile_rows;
         const int64_t c0 = rem % n_cb * tile_cols;
         tile t;
+        t.c0 = c0;
         t.nr = std::min(tile_rows, f.dims[td] - r0);
         t.nc = std::min(tile_cols, f.dims[in] - c0);
         for (int i = 0; i < n_operands; ++i)
@@ -185,34 +186,12 @@ struct tiled_runner {
         return t;
     }
 
-    // Prefetches into L2 the source lines of tile `it`'s transposed
-    // operands: a tile reads one short run of lines per column of them,
-    // more runs than the hardware prefetchers follow. (The operands read as
-    // they are stream along the rows of the panel, which the hardware
-    // follows; prefetching them too measured no faster.)
-    void prefetch_tile(int64_t it) const {
-        const int in = f.ndims - 1;
-        const tile t = tile_at(it);
-        for (int i = 0; i < op_dst; ++i) {
-            if (!tr[i])
-                continue;
-            const char *p = base[i] + t.off[i];
-            for (int64_t c = 0; c < t.nc; ++c)
-                for (int64_t b = 0; b < t.nr * esize[i]; b += 64)
-                    __builtin_prefetch(p + c * stride[i][in] + b, 0, 2);
-        }
-    }
-
     // Tiles [i0, i1).
     void run(int64_t i0, int64_t i1) const {
-        for (int64_t it = i0; it < std::min(i1, i0 + prefetch_ahead); ++it)
-            prefetch_tile(it);
         char *const scr = thread_scratch();
         const int nd = f.ndims;
         const int td = nd - 2, in = nd - 1;
         for (int64_t it = i0; it < i1; ++it) {
-            if (it + prefetch_ahead < i1)
-                prefetch_tile(it + prefetch_ahead);
             const tile tl = tile_at(it);
             const int64_t nr = tl.nr, nc = tl.nc;
             const int64_t *off = tl.off;
@@ -233,6 +212,8 @@ struct tiled_runner {
                 t.cols = static_cast<uint64_t>(nc);
                 t.src_ld = stride[i][in];
                 t.dst_ld = ld[i];
+                // The operand's columns from c0 on, at these rows.
+                t.pf_cols = static_cast<uint64_t>(f.dims[in] - tl.c0);
                 tr[i]->fn()(&t);
                 ptr[i] = sp;
                 row_stride[i] = ld[i];
@@ -265,6 +246,7 @@ struct tiled_runner {
                 t.cols = static_cast<uint64_t>(nr);
                 t.src_ld = ld[op_dst];
                 t.dst_ld = stride[op_dst][in];
+                t.pf_cols = 0; // the scratch: no prefetch
                 tr[op_dst]->fn()(&t);
             }
         }

@@ -175,6 +175,49 @@ TEST_P(kernel_transpose, GuardPages) {
     }
 }
 
+TEST_P(kernel_transpose, PrefetchBeyondTheTileKeepsResultsExact) {
+    // pf_cols lets the kernels prefetch lines of the columns after the
+    // tile. The source then holds pf_cols columns and ends right before a
+    // PROT_NONE page; the tile's result must not change. (A prefetch never
+    // faults, so the guard page checks the loads only.)
+    auto &g = rng();
+    int fails = 0;
+    for (int w : elem_sizes) {
+        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w) });
+        ASSERT_NE(k, nullptr);
+        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
+        for (uint64_t r : { uint64_t(tr), uint64_t(2 * tr + 1) })
+            for (uint64_t c :
+                 { uint64_t(tc), uint64_t(2 * tc + 3), uint64_t(5 * tc) })
+                for (uint64_t extra : { 0, 1, 16, 17, 40 }) {
+                    si::transpose_call_args a {};
+                    a.rows = r;
+                    a.cols = c;
+                    a.pf_cols = c + extra;
+                    a.src_ld = static_cast<int64_t>(r * w) + 3 * w;
+                    a.dst_ld = static_cast<int64_t>(c * w);
+                    const size_t sb = static_cast<size_t>(
+                            (a.pf_cols - 1) * a.src_ld + r * w);
+                    const size_t db = dst_bytes(a, w);
+                    guarded_mem ms(sb);
+                    ASSERT_TRUE(ms.ok());
+                    uint8_t *s = ms.at_end(sb);
+                    fill_bytes(s, sb, g);
+                    std::vector<uint8_t> dst(db), want(db);
+                    fill_bytes(dst.data(), db, g);
+                    want = dst;
+                    a.src = s;
+                    a.dst = want.data();
+                    si::ref_transpose(a, w);
+                    a.dst = dst.data();
+                    k->fn()(&a);
+                    KT_EXPECT(fails, same_bytes(dst.data(), want.data(), db),
+                              case_str(*k, a) + " pf_cols "
+                                      + std::to_string(a.pf_cols));
+                }
+    }
+}
+
 TEST_P(kernel_transpose, OneKernelPerKeyAcrossThreads) {
     for (int w : elem_sizes) {
         const si::transpose_key key { kisa(), uint8_t(w) };
