@@ -117,7 +117,8 @@ bool store_tuner::finish(int ticket, double seconds) {
     const int other = 1 - first_;
     const double keep = std::min(best_[0], best_[2]), alt = best_[1];
     const int w = windows_.load(std::memory_order_relaxed);
-    const double margin = w == 0 ? first_margin : switch_margin;
+    // The first two windows take the first decision; hysteresis after.
+    const double margin = w <= 1 ? first_margin : switch_margin;
     bool change = alt < keep * (1.0 - margin);
     if (reg_improving_) // regular has not shown its time yet: keep it
         change = other == static_cast<int>(store_kind::regular);

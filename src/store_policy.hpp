@@ -47,13 +47,14 @@ enum class store_kind : uint8_t { regular = 0, nt = 1 };
 /// `min_timed` timed executes and the last one no longer improves on the
 /// best by `settle` (regular stores may need several executes to fill a
 /// large cache again), at most `max_timed`. The best time of each kind
-/// decides: the first window (regular first) switches to non-temporal
-/// stores if they are `first_margin` faster; later windows switch only if
-/// the other kind is `switch_margin` faster. A window whose last regular
-/// phase is still improving at max_timed has not seen regular's time:
-/// regular stores are kept and a window follows after `confirm` executes.
-/// The first window's decision is confirmed the same way: a second window
-/// follows after `confirm` executes.
+/// decides. The first decision is taken twice: the first window (regular
+/// first) switches to non-temporal stores if they are `first_margin`
+/// faster, and a second window, `confirm` executes later, re-decides from
+/// that choice with the same margin (one window on a shared machine can be
+/// misled by a burst of other load). Later windows switch only if the other
+/// kind is `switch_margin` faster. A window whose last regular phase is
+/// still improving at max_timed has not seen regular's time: regular
+/// stores are kept and a window follows after `confirm` executes.
 ///
 /// Between windows one execute in `monitor_every` is timed with the choice;
 /// when the median of `monitor_n` of those is `drift` slower than the

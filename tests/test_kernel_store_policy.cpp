@@ -184,6 +184,30 @@ TEST(store_tuner, RegularThatTurnsFastAfterTheFirstPhaseIsKept) {
     EXPECT_EQ(nt, 1.0);
 }
 
+TEST(store_tuner, SecondWindowDecidesWithTheFirstMargin) {
+    // Regular stores 5% faster than non-temporal ones (between the first
+    // and the switch margin): a first window misled into non-temporal
+    // stores is corrected by the second; a third window would not switch.
+    const double nt = 1.0, reg = 0.95;
+    static_assert(0.95 < 1.0 - store_tuner::first_margin
+                          && 0.95 > 1.0 - store_tuner::switch_margin,
+                  "5% lies between the margins");
+    store_tuner t;
+    for (int i = 0; i < flat_window; ++i)
+        step(t, 1, 2.0, nt); // regular slow during the first window
+    ASSERT_EQ(t.current(), store_kind::nt);
+    for (uint64_t i = 0; i < store_tuner::confirm + flat_window; ++i)
+        step(t, 1, reg, nt);
+    EXPECT_EQ(t.windows(), 2);
+    EXPECT_EQ(t.current(), store_kind::regular);
+    // Now non-temporal stores turn 5% faster: the periodic window keeps
+    // regular stores (hysteresis).
+    for (uint64_t i = 0; i < store_tuner::first_recheck + flat_window; ++i)
+        step(t, 1, 1.0, 0.95);
+    EXPECT_EQ(t.windows(), 3);
+    EXPECT_EQ(t.current(), store_kind::regular);
+}
+
 TEST(store_tuner, DriftStartsAWindowAndHysteresisDecides) {
     for (double reg : { 1.0 - store_tuner::switch_margin / 2,
                         1.0 - 2 * store_tuner::switch_margin }) {
