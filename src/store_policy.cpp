@@ -68,7 +68,7 @@ store_kind store_tuner::start(int team, int &ticket) {
         }
         return static_cast<store_kind>(kind);
     }
-    const int kind = phase_ == 1 ? 1 - first_ : first_;
+    const int kind = phase_kind();
     if (count_++ > 0) {
         busy_ = true;
         ticket = phase_;
@@ -103,7 +103,7 @@ bool store_tuner::finish(int ticket, double seconds) {
     ++timed_;
     if ((timed_ < min_timed || improving_) && timed_ < max_timed)
         return false;
-    const int kind = phase_ == 1 ? 1 - first_ : first_;
+    const int kind = phase_kind();
     if (kind == static_cast<int>(store_kind::regular))
         reg_improving_ = improving_;
     if (phase_ + 1 < window_phases) {

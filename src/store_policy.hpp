@@ -120,6 +120,10 @@ private:
     double mon_[monitor_n] = {};       ///< monitored executes
     int n_mon_ = 0;
     bool busy_ = false; ///< a timed execute is running
+
+    /// The store kind of the window's current phase: the choice in phases
+    /// 0 and 2, the other kind in phase 1.
+    int phase_kind() const { return phase_ == 1 ? 1 - first_ : first_; }
 };
 
 } // namespace impl
