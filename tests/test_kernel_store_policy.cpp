@@ -29,6 +29,16 @@ store_kind step(store_tuner &t, int team, double t_regular, double t_nt,
     return k;
 }
 
+// `n` executes, each timed kind taking the given time.
+void steps(store_tuner &t, uint64_t n, double t_regular, double t_nt,
+           int team = 1) {
+    for (uint64_t i = 0; i < n; ++i)
+        step(t, team, t_regular, t_nt);
+}
+
+// The first window and the one that confirms it, with flat times.
+constexpr uint64_t first_decision = 2 * flat_window + store_tuner::confirm;
+
 TEST(store_tuner, FirstWindowRegularNonTemporalRegularEachFirstCallUntimed) {
     store_tuner t;
     std::vector<store_kind> kinds;
@@ -87,12 +97,10 @@ TEST(store_tuner, SecondWindowCorrectsAFirstMisledByNoise) {
     // regular is kept. The confirming window, `confirm` executes later,
     // switches.
     store_tuner t;
-    for (int i = 0; i < flat_window; ++i)
-        step(t, 1, 1.0, 3.0);
+    steps(t, flat_window, 1.0, 3.0);
     ASSERT_EQ(t.windows(), 1);
     ASSERT_EQ(t.current(), store_kind::regular);
-    for (uint64_t i = 0; i < store_tuner::confirm + flat_window; ++i)
-        step(t, 1, 1.0, 0.75);
+    steps(t, store_tuner::confirm + flat_window, 1.0, 0.75);
     EXPECT_EQ(t.windows(), 2);
     EXPECT_EQ(t.current(), store_kind::nt);
 }
@@ -100,8 +108,7 @@ TEST(store_tuner, SecondWindowCorrectsAFirstMisledByNoise) {
 TEST(store_tuner, KeepsRegularWhenNonTemporalIsSlowerOrWithinTheMargin) {
     for (double nt : { 2.0, 1.0, 1.0 - store_tuner::first_margin / 2 }) {
         store_tuner t;
-        for (int i = 0; i < flat_window; ++i)
-            step(t, 1, 1.0, nt);
+        steps(t, flat_window, 1.0, nt);
         EXPECT_EQ(t.windows(), 1);
         EXPECT_EQ(t.current(), store_kind::regular) << "nt time " << nt;
     }
@@ -131,8 +138,7 @@ TEST(store_tuner, PhaseRunsWhileImprovingAndKeepsAnImprovingRegular) {
     EXPECT_EQ(regular_executes, 2 * (1 + store_tuner::max_timed));
     EXPECT_EQ(t.current(), store_kind::regular);
     // The confirming window: regular (now settled at 0.5) against nt 0.1.
-    for (uint64_t i = 0; i < store_tuner::confirm + flat_window; ++i)
-        step(t, 1, 0.5, 0.1);
+    steps(t, store_tuner::confirm + flat_window, 0.5, 0.1);
     EXPECT_EQ(t.windows(), 2);
     EXPECT_EQ(t.current(), store_kind::nt);
 }
@@ -193,17 +199,14 @@ TEST(store_tuner, SecondWindowDecidesWithTheFirstMargin) {
                           && 0.95 > 1.0 - store_tuner::switch_margin,
                   "5% lies between the margins");
     store_tuner t;
-    for (int i = 0; i < flat_window; ++i)
-        step(t, 1, 2.0, nt); // regular slow during the first window
+    steps(t, flat_window, 2.0, nt); // regular slow during the first window
     ASSERT_EQ(t.current(), store_kind::nt);
-    for (uint64_t i = 0; i < store_tuner::confirm + flat_window; ++i)
-        step(t, 1, reg, nt);
+    steps(t, store_tuner::confirm + flat_window, reg, nt);
     EXPECT_EQ(t.windows(), 2);
     EXPECT_EQ(t.current(), store_kind::regular);
     // Now non-temporal stores turn 5% faster: the periodic window keeps
     // regular stores (hysteresis).
-    for (uint64_t i = 0; i < store_tuner::first_recheck + flat_window; ++i)
-        step(t, 1, 1.0, 0.95);
+    steps(t, store_tuner::first_recheck + flat_window, 1.0, 0.95);
     EXPECT_EQ(t.windows(), 3);
     EXPECT_EQ(t.current(), store_kind::regular);
 }
@@ -213,8 +216,7 @@ TEST(store_tuner, DriftStartsAWindowAndHysteresisDecides) {
                         1.0 - 2 * store_tuner::switch_margin }) {
         store_tuner t;
         // First window and its confirmation: nt at 0.5 of regular's 1.0.
-        for (uint64_t i = 0; i < 2 * flat_window + store_tuner::confirm; ++i)
-            step(t, 1, 1.0, 0.5);
+        steps(t, first_decision, 1.0, 0.5);
         ASSERT_EQ(t.current(), store_kind::nt);
         ASSERT_EQ(t.windows(), 2);
         // Later the machine changes: nt now takes 1.0 (a drift of 2x),
@@ -224,8 +226,7 @@ TEST(store_tuner, DriftStartsAWindowAndHysteresisDecides) {
                 (store_tuner::monitor_n + 2) * store_tuner::monitor_every
                 + flat_window;
         ASSERT_LT(soon, store_tuner::first_recheck);
-        for (uint64_t i = 0; i < soon; ++i)
-            step(t, 1, reg, 1.0);
+        steps(t, soon, reg, 1.0);
         EXPECT_EQ(t.windows(), 3);
         const bool beyond = reg < 1.0 - store_tuner::switch_margin;
         EXPECT_EQ(t.current(), beyond ? store_kind::regular : store_kind::nt)
@@ -235,8 +236,7 @@ TEST(store_tuner, DriftStartsAWindowAndHysteresisDecides) {
 
 TEST(store_tuner, NoDriftNoWindowUntilTheRecheck) {
     store_tuner t;
-    for (uint64_t i = 0; i < 2 * flat_window + store_tuner::confirm; ++i)
-        step(t, 1, 1.0, 0.5);
+    steps(t, first_decision, 1.0, 0.5);
     ASSERT_EQ(t.windows(), 2);
     // Slower within the drift band, or faster: no window before
     // first_recheck.
@@ -266,14 +266,12 @@ TEST(store_tuner, RechecksGetRarer) {
 
 TEST(store_tuner, NewTeamSizeStartsOver) {
     store_tuner t;
-    for (int i = 0; i < flat_window; ++i)
-        step(t, 1, 1.0, 0.5);
+    steps(t, flat_window, 1.0, 0.5);
     ASSERT_EQ(t.current(), store_kind::nt);
     ASSERT_EQ(t.windows(), 1);
     // Two threads: regular is now faster; a fresh window decides at once
     // (no recheck wait), starting from the current choice.
-    for (int i = 0; i < flat_window; ++i)
-        step(t, 2, 0.5, 1.0);
+    steps(t, flat_window, 0.5, 1.0, 2);
     EXPECT_EQ(t.windows(), 1);
     EXPECT_EQ(t.current(), store_kind::regular);
 }

@@ -38,8 +38,11 @@ std::vector<uint64_t> extents(int tile, bool all) {
     return v;
 }
 
+/// The source bytes a call may touch: its columns, or pf_cols of them
+/// where the kernel may prefetch beyond the tile.
 size_t src_bytes(const si::transpose_call_args &a, int w) {
-    return static_cast<size_t>((a.cols - 1) * a.src_ld + a.rows * w);
+    const uint64_t cols = std::max(a.cols, a.pf_cols);
+    return static_cast<size_t>((cols - 1) * a.src_ld + a.rows * w);
 }
 size_t dst_bytes(const si::transpose_call_args &a, int w) {
     return static_cast<size_t>((a.rows - 1) * a.dst_ld + a.cols * w);
@@ -50,6 +53,8 @@ std::string case_str(const si::transpose_kernel &k,
     std::ostringstream os;
     os << k.name() << " rows " << a.rows << " cols " << a.cols << " src_ld "
        << a.src_ld << " dst_ld " << a.dst_ld;
+    if (a.pf_cols > a.cols)
+        os << " pf_cols " << a.pf_cols;
     return os.str();
 }
 
@@ -65,22 +70,30 @@ std::string case_str(const si::transpose_kernel &k,
     return ::testing::AssertionSuccess();
 }
 
-/// Runs `k` on `a` (src and dst pointers set inside) over random bits;
-/// the whole dst buffer, gaps between rows included, must equal the
-/// reference run on a copy.
-::testing::AssertionResult run_vs_ref(const si::transpose_kernel &k, int w,
-                                      si::transpose_call_args a,
-                                      std::mt19937_64 &g) {
-    std::vector<uint8_t> src(src_bytes(a, w)), dst(dst_bytes(a, w));
-    fill_bytes(src.data(), src.size(), g);
-    fill_bytes(dst.data(), dst.size(), g);
-    std::vector<uint8_t> want = dst;
-    a.src = src.data();
+/// Runs `k` on `a` over src and dst (src_bytes and dst_bytes of them),
+/// both filled with random bits; the whole dst buffer, gaps between rows
+/// included, must equal the reference run on a copy.
+::testing::AssertionResult run_on(const si::transpose_kernel &k, int w,
+                                  si::transpose_call_args a, uint8_t *src,
+                                  uint8_t *dst, std::mt19937_64 &g) {
+    const size_t db = dst_bytes(a, w);
+    fill_bytes(src, src_bytes(a, w), g);
+    fill_bytes(dst, db, g);
+    std::vector<uint8_t> want(dst, dst + db);
+    a.src = src;
     a.dst = want.data();
     si::ref_transpose(a, w);
-    a.dst = dst.data();
+    a.dst = dst;
     k.fn()(&a);
-    return same_bytes(dst.data(), want.data(), dst.size());
+    return same_bytes(dst, want.data(), db);
+}
+
+/// run_on over heap buffers.
+::testing::AssertionResult run_vs_ref(const si::transpose_kernel &k, int w,
+                                      const si::transpose_call_args &a,
+                                      std::mt19937_64 &g) {
+    std::vector<uint8_t> src(src_bytes(a, w)), dst(dst_bytes(a, w));
+    return run_on(k, w, a, src.data(), dst.data(), g);
 }
 
 TEST_P(kernel_transpose, EveryShapeBitExact) {
@@ -156,15 +169,7 @@ TEST_P(kernel_transpose, GuardPages) {
                     for (int place = 0; place < 2; ++place) {
                         uint8_t *s = place ? ms.at_begin() : ms.at_end(sb);
                         uint8_t *d = place ? md.at_end(db) : md.at_begin();
-                        fill_bytes(s, sb, g);
-                        fill_bytes(d, db, g);
-                        std::vector<uint8_t> want(d, d + db);
-                        a.src = s;
-                        a.dst = want.data();
-                        si::ref_transpose(a, w);
-                        a.dst = d;
-                        k->fn()(&a);
-                        KT_EXPECT(fails, same_bytes(d, want.data(), db),
+                        KT_EXPECT(fails, run_on(*k, w, a, s, d, g),
                                   case_str(*k, a)
                                           + (place ? " (src at begin, dst at "
                                                      "end)"
@@ -196,24 +201,13 @@ TEST_P(kernel_transpose, PrefetchBeyondTheTileKeepsResultsExact) {
                     a.pf_cols = c + extra;
                     a.src_ld = static_cast<int64_t>(r * w) + 3 * w;
                     a.dst_ld = static_cast<int64_t>(c * w);
-                    const size_t sb = static_cast<size_t>(
-                            (a.pf_cols - 1) * a.src_ld + r * w);
-                    const size_t db = dst_bytes(a, w);
+                    const size_t sb = src_bytes(a, w);
                     guarded_mem ms(sb);
                     ASSERT_TRUE(ms.ok());
-                    uint8_t *s = ms.at_end(sb);
-                    fill_bytes(s, sb, g);
-                    std::vector<uint8_t> dst(db), want(db);
-                    fill_bytes(dst.data(), db, g);
-                    want = dst;
-                    a.src = s;
-                    a.dst = want.data();
-                    si::ref_transpose(a, w);
-                    a.dst = dst.data();
-                    k->fn()(&a);
-                    KT_EXPECT(fails, same_bytes(dst.data(), want.data(), db),
-                              case_str(*k, a) + " pf_cols "
-                                      + std::to_string(a.pf_cols));
+                    std::vector<uint8_t> dst(dst_bytes(a, w));
+                    KT_EXPECT(fails,
+                              run_on(*k, w, a, ms.at_end(sb), dst.data(), g),
+                              case_str(*k, a));
                 }
     }
 }
