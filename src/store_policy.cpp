@@ -128,11 +128,11 @@ bool store_tuner::finish(int ticket, double seconds) {
     n_mon_ = 0;
     windows_.store(w + 1, std::memory_order_relaxed);
     phase_ = -1;
-    if (reg_improving_ || w == 0) {
-        // Confirmed soon: a regular phase that had not settled, or the
-        // first decision (one window can be misled by a burst of noise on
-        // a shared machine, and would otherwise stand for first_recheck
-        // executes).
+    if (reg_improving_ || w == 0 || change) {
+        // Confirmed soon: a regular phase that had not settled, the first
+        // decision, or a switch (one window can be misled by a burst of
+        // noise on a shared machine, and would otherwise stand for the
+        // recheck interval).
         next_window_ = calls_.load(std::memory_order_relaxed) + confirm;
     } else {
         next_window_ = calls_.load(std::memory_order_relaxed) + recheck_;

@@ -52,9 +52,11 @@ enum class store_kind : uint8_t { regular = 0, nt = 1 };
 /// faster, and a second window, `confirm` executes later, re-decides from
 /// that choice with the same margin (one window on a shared machine can be
 /// misled by a burst of other load). Later windows switch only if the other
-/// kind is `switch_margin` faster. A window whose last regular phase is
-/// still improving at max_timed has not seen regular's time: regular
-/// stores are kept and a window follows after `confirm` executes.
+/// kind is `switch_margin` faster, and a switch is confirmed the same way:
+/// the next window follows `confirm` executes after it. A window whose
+/// last regular phase is still improving at max_timed has not seen
+/// regular's time: regular stores are kept and a window follows after
+/// `confirm` executes.
 ///
 /// Between windows one execute in `monitor_every` is timed with the choice;
 /// when the median of `monitor_n` of those is `drift` slower than the

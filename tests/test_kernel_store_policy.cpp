@@ -211,6 +211,26 @@ TEST(store_tuner, SecondWindowDecidesWithTheFirstMargin) {
     EXPECT_EQ(t.current(), store_kind::regular);
 }
 
+TEST(store_tuner, ASwitchIsConfirmedSoon) {
+    // Regular stores are 1.0, non-temporal ones 1.2: regular is chosen and
+    // confirmed. The periodic window runs during a burst of other load
+    // that slows regular's phases to 1.4, and switches. A window follows
+    // `confirm` executes later (not the recheck interval) and switches
+    // back.
+    store_tuner t;
+    steps(t, first_decision, 1.0, 1.2);
+    ASSERT_EQ(t.windows(), 2);
+    ASSERT_EQ(t.current(), store_kind::regular);
+    steps(t, store_tuner::first_recheck + flat_window, 1.4, 1.2);
+    ASSERT_EQ(t.windows(), 3);
+    ASSERT_EQ(t.current(), store_kind::nt);
+    steps(t, store_tuner::confirm + flat_window - 1, 1.0, 1.2);
+    EXPECT_EQ(t.windows(), 3);
+    steps(t, 1, 1.0, 1.2);
+    EXPECT_EQ(t.windows(), 4);
+    EXPECT_EQ(t.current(), store_kind::regular);
+}
+
 TEST(store_tuner, DriftStartsAWindowAndHysteresisDecides) {
     for (double reg : { 1.0 - store_tuner::switch_margin / 2,
                         1.0 - 2 * store_tuner::switch_margin }) {
