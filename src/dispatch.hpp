@@ -51,6 +51,14 @@ size_t select_touched_bytes(const select_nd &p);
 /// one thread per 64 KiB moved, at least one.
 int plan_threads(const select_plan &plan, int nthreads);
 
+/// The tiles of a folded problem with transposed operands, run on
+/// `nthreads` threads: rows along its tile dim by columns along its inner
+/// dim (the scratch holds one tile of each transposed operand).
+struct tile_shape {
+    int64_t rows, cols;
+};
+tile_shape plan_tiles(const select_folded &f, int nthreads);
+
 /// Store kinds an execute may be forced to (tests, benchmark diagnostics).
 enum class store_override { none, regular, nt };
 

@@ -6,9 +6,10 @@
 // kernel whole runs of rows along the innermost outer dim.
 //
 // A plan with transposed operands runs in tiles of R rows (the folded dim
-// tdim, along which those operands are contiguous) by C columns: each
-// transposed input's tile is first transposed into a per-thread scratch
-// buffer (L2-resident), then the row kernel runs over the tile with that
+// tdim, along which those operands are contiguous) by C columns, whole
+// rows where they fit (plan_tiles): each transposed input's tile is first
+// transposed into a per-thread scratch buffer (at most about 1 MiB), then
+// the row kernel runs over the tile with that
 // operand read from the scratch; a transposed dst is written by the row
 // kernel into the scratch and transposed from there into dst.
 #include <algorithm>
@@ -90,13 +91,6 @@ struct folded_runner {
 
 // Tiles of a plan with transposed operands (f.tdim == f.ndims - 2).
 struct tiled_runner {
-    // Measured on the layout benchmarks (docs/design.md): tiles of 128 rows
-    // (64 when only 1-byte operands are transposed) and a scratch of
-    // 128 KiB, row panels (the columns inner, so that the operands read as
-    // they are stream along whole rows). The transpose kernels prefetch
-    // the source lines ahead, into the next tile of the panel.
-    static constexpr int64_t scratch_budget = 128 * 1024;
-
     const select_folded &f;
     select_kernel_fn fn;
     const char *base[n_operands];
@@ -109,25 +103,20 @@ struct tiled_runner {
 
     tiled_runner(const select_folded &af, select_kernel_fn afn,
                  const char *const *abase, const int64_t *const *astride,
-                 const transpose_kernel *const *atr)
+                 const transpose_kernel *const *atr, int nthreads)
         : f(af)
         , fn(afn) {
-        int64_t w_max = 0, w_sum = 0;
         for (int i = 0; i < n_operands; ++i) {
             base[i] = abase[i];
             stride[i] = astride[i];
             tr[i] = atr[i];
             esize[i] = i == op_cond ? 1 : f.elem_size;
-            if (tr[i]) {
-                w_max = std::max(w_max, esize[i]);
-                w_sum += esize[i];
-            }
         }
+        const tile_shape ts = plan_tiles(f, nthreads);
+        tile_rows = ts.rows;
+        tile_cols = ts.cols;
         const int nd = f.ndims;
         const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
-        tile_rows = std::min(rows, w_max >= 2 ? int64_t(128) : int64_t(64));
-        tile_cols = scratch_budget / (tile_rows * w_sum) / 16 * 16;
-        tile_cols = std::min(inner, std::max<int64_t>(16, tile_cols));
         for (int i = 0; i < n_operands; ++i) {
             if (!tr[i])
                 continue;
@@ -255,6 +244,58 @@ struct tiled_runner {
 
 } // namespace
 
+tile_shape plan_tiles(const select_folded &f, int nthreads) {
+    // Measured on the layout benchmarks (docs/design.md, layouts in
+    // docs/performance.md). Panels: tiles that span the whole inner dim, so
+    // that the operands read as they are stream along whole rows (one run
+    // where they are dense), of min_rows rows (128; 64 when only 1-byte
+    // operands are transposed) or, with only 1-byte ones, up to 256 rows
+    // where they fit panel_budget, fewer (halving) while the panels would
+    // leave the busiest thread over 1.25x the mean. Where no panel fits:
+    // tiles of min_rows rows by as many columns as fit tile_budget, in row
+    // panels.
+    constexpr int64_t panel_budget = 1024 * 1024;
+    constexpr int64_t tile_budget = 128 * 1024;
+    int64_t w_max = 0, w_sum = 0;
+    for (int i = 0; i < n_operands; ++i)
+        if (f.mode[i] == inner_mode::transposed) {
+            const int64_t w = i == op_cond ? 1 : f.elem_size;
+            w_max = std::max(w_max, w);
+            w_sum += w;
+        }
+    w_sum = std::max<int64_t>(w_sum, 1);
+    const int nd = f.ndims;
+    if (nd < 2)
+        return { 1, f.dims[0] };
+    const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
+    int64_t outer = 1;
+    for (int d = 0; d + 2 < nd; ++d)
+        outer *= f.dims[d];
+    const int64_t nthr = std::max(nthreads, 1);
+    const int64_t min_rows =
+            std::min(rows, w_max >= 2 ? int64_t(128) : int64_t(64));
+    const int64_t max_rows = w_max >= 2 ? 128 : 256;
+    const int64_t fit = panel_budget / (inner * w_sum);
+    if (fit >= min_rows) {
+        // The most rows that fit, fewer (halving, down to min_rows) while
+        // the panels would leave the busiest thread over 1.25x the mean.
+        int64_t r = std::min({ rows, fit, max_rows });
+        if (r < rows)
+            r = r / 16 * 16;
+        for (;;) {
+            const int64_t panels = outer * ((rows + r - 1) / r);
+            const int64_t most = (panels + nthr - 1) / nthr;
+            if (4 * most * nthr <= 5 * panels)
+                return { r, inner };
+            if (r <= min_rows)
+                break;
+            r = std::max(min_rows, r / 2 / 16 * 16);
+        }
+    }
+    const int64_t cols = tile_budget / (min_rows * w_sum) / 16 * 16;
+    return { min_rows, std::min(inner, std::max<int64_t>(16, cols)) };
+}
+
 int plan_threads(const select_plan &plan, int nthreads) {
     const select_folded &f = plan.folded;
     const int64_t nelems = f.rows() * f.inner();
@@ -313,7 +354,7 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
             plan.transpose[op_cond], plan.transpose[a], plan.transpose[b],
             plan.transpose[op_dst]
         };
-        const tiled_runner runner(f, fn, base, strides, tr);
+        const tiled_runner runner(f, fn, base, strides, tr, nthr);
         const int64_t items = runner.items();
         const int team = static_cast<int>(std::min<int64_t>(nthr, items));
         if (team <= 1) {

@@ -582,6 +582,9 @@ TEST_P(kernel_layouts, TiledPathThreadsOffsetsNonTemporal) {
         { "dst_nhwc", { 2, 48, 17, 33 }, 3, { 0, 2, 3, 1 } },
         { "src0_nhwc", { 2, 48, 17, 33 }, 1, { 0, 2, 3, 1 } },
         { "src0_rank3_outer", { 65, 7, 129 }, 1, { 1, 2, 0 } },
+        // Rows too long for a whole-width panel of f32: tiles narrower
+        // than the row, column tails.
+        { "src0_transposed_narrow_tiles", { 130, 2081 }, 1, { 1, 0 } },
     };
     for (int w : { 4, 2, 1 })
         for (const auto &bc : cases) {
@@ -631,6 +634,57 @@ TEST_P(kernel_layouts, TiledPathThreadsOffsetsNonTemporal) {
                       "in place " + nd_str(p));
         }
     }
+}
+
+TEST(kernel_layouts_tiles, PanelsAndTiles) {
+    // The tile shape rule (src/parallel_execute.cpp, docs/design.md):
+    // whole-width panels of 128 rows (64 to 256 when only 1-byte operands
+    // are transposed) where they fit 1 MiB of scratch and keep the threads
+    // balanced; tiles of 128 (64) rows and 128 KiB otherwise.
+    struct tc {
+        dims_t d;
+        int op; // transposed operand (column-major), the rest row-major
+        int w;
+        int nthreads;
+        int64_t rows, cols;
+    };
+    const std::vector<tc> cases = {
+        { { 2048, 2048 }, 1, 4, 1, 128, 2048 },  // 1 MiB
+        { { 2048, 2048 }, 1, 2, 1, 128, 2048 },  // 512 KiB
+        { { 2048, 2048 }, 0, 4, 1, 256, 2048 },  // cond: 256 rows
+        { { 2048, 2048 }, 0, 4, 12, 64, 2048 },  // 32 panels, 12 threads
+        { { 2048, 2048 }, 3, 4, 2, 128, 2048 },  // dst transposed
+        { { 2048, 2048 }, 1, 4, 16, 128, 2048 }, // 16 panels, 16 threads
+        { { 2048, 2048 }, 1, 4, 12, 128, 256 },  // 16 panels, 12 threads
+        { { 300, 257 }, 1, 4, 1, 128, 257 },     // two panels and a tail
+        { { 300, 257 }, 1, 4, 2, 128, 256 },     // 3 panels, 2 threads
+        { { 300, 257 }, 1, 4, 3, 128, 257 },     // 3 panels, 3 threads
+        { { 100, 2000 }, 1, 4, 1, 100, 2000 },   // all rows
+        { { 300, 2081 }, 1, 4, 1, 128, 256 },    // 128 rows do not fit
+        { { 300, 2081 }, 1, 2, 1, 128, 2081 },
+        { { 300, 16400 }, 0, 1, 1, 64, 2048 }, // 64 rows do not fit
+        { { 300, 8000 }, 0, 4, 1, 128, 8000 }, // 131 fit: 128
+        { { 3, 5000 }, 1, 4, 1, 3, 5000 },     // rows < 128
+    };
+    for (const tc &c : cases) {
+        dims_t st[4];
+        st[c.op] = perm_strides(c.d, { 1, 0 });
+        const si::select_folded f = si::fold_select(full_nd(c.d, st, c.w));
+        ASSERT_TRUE(f.has_transposed()) << si::folded2str(f);
+        const si::tile_shape t = si::plan_tiles(f, c.nthreads);
+        EXPECT_EQ(t.rows, c.rows)
+                << si::folded2str(f) << " nthreads " << c.nthreads;
+        EXPECT_EQ(t.cols, c.cols)
+                << si::folded2str(f) << " nthreads " << c.nthreads;
+    }
+    // dst channels-last over NCHW inputs: one panel per image.
+    const dims_t d = { 16, 64, 56, 56 };
+    dims_t st[4];
+    st[3] = perm_strides(d, { 0, 2, 3, 1 });
+    const si::select_folded f = si::fold_select(full_nd(d, st, 4));
+    const si::tile_shape t = si::plan_tiles(f, 2);
+    EXPECT_EQ(t.rows, 64) << si::folded2str(f);
+    EXPECT_EQ(t.cols, 56 * 56) << si::folded2str(f);
 }
 
 TEST_P(kernel_layouts, NamedLayouts) {

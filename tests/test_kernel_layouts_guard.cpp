@@ -33,6 +33,20 @@ using kernel_layouts_guard = isa_test;
     return bytes_equal(dst, want.data(), dbytes, p.elem_size);
 }
 
+/// [r, c] operands of w bytes, row-major but for `op` (0..2: that input;
+/// 3: dst over row-major inputs), column-major with a pitch of `pitch`.
+si::select_nd one_column_major(int64_t r, int64_t c, int op, int64_t pitch,
+                               int w) {
+    nd_spec s;
+    s.w = w;
+    s.dst_from_inputs = false;
+    s.dst = { r, c };
+    for (int i = 0; i < 3; ++i)
+        s.in[i] = { r, c };
+    s.strides[op] = { 1, pitch };
+    return make_nd(s);
+}
+
 TEST_P(kernel_layouts_guard, TransposedOperandsAgainstGuards) {
     auto &g = rng();
     int fails = 0;
@@ -57,17 +71,8 @@ TEST_P(kernel_layouts_guard, TransposedOperandsAgainstGuards) {
                 gs.fill(g, static_cast<size_t>((r + pad_max) * c * w));
                 for (int op = 0; op < 4; ++op)
                     for (int64_t pad : { int64_t(0), pad_max }) {
-                        // op 0..2: that input column-major ({1, r + pad}),
-                        // the rest row-major; op 3: dst column-major over
-                        // row-major inputs.
-                        nd_spec s;
-                        s.w = w;
-                        s.dst_from_inputs = false;
-                        s.dst = { r, c };
-                        for (int i = 0; i < 3; ++i)
-                            s.in[i] = { r, c };
-                        s.strides[op] = { 1, r + pad };
-                        const si::select_nd p = make_nd(s);
+                        const si::select_nd p =
+                                one_column_major(r, c, op, r + pad, w);
                         const bool nt = (r + c) % 2 == 1;
                         const si::select_plan plan = si::plan_select(
                                 p, nt ? si::nt_candidate_bytes() : 0);
@@ -152,6 +157,39 @@ TEST_P(kernel_layouts_guard, ChannelsLastAgainstGuards) {
                 }
             }
     }
+}
+
+TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
+    // Rows too long for a whole-width panel (src/parallel_execute.cpp):
+    // tiles narrower than the row, with a tail of rows and of columns,
+    // each operand transposed in turn.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 4, 2, 1 })
+        for (int op = 0; op < 4; ++op) {
+            // The transposed bytes per element, and the rows of a tile.
+            const int64_t wt = op == 0 ? 1 : w;
+            const int64_t min_rows = wt >= 2 ? 128 : 64;
+            const int64_t r = min_rows + 3;
+            const int64_t c = (int64_t(1) << 20) / (min_rows * wt) + 17;
+            guard_set gs(static_cast<size_t>(r * c * w));
+            ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+            gs.fill(g, static_cast<size_t>(r * c * w));
+            const si::select_nd p = one_column_major(r, c, op, r, w);
+            const si::select_plan plan = si::plan_select(p, 0);
+            const std::string desc =
+                    "operand " + std::to_string(op) + " " + nd_str(p);
+            KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+            const si::tile_shape t = si::plan_tiles(plan.folded, 2);
+            KT_EXPECT(
+                    fails,
+                    ::testing::AssertionResult(t.rows == min_rows && t.cols < c)
+                            << "tiles " << t.rows << " x " << t.cols,
+                    desc);
+            for (bool at_end : { true, false })
+                KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, 2),
+                          desc + (at_end ? " at end" : " at begin"));
+        }
 }
 
 SELGRAPH_INSTANTIATE_PER_ISA(kernel_layouts_guard);
