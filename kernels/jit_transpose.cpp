@@ -16,12 +16,15 @@
 // generation time, so where each piece ends up is computed, not assumed;
 // a network that does not yield whole rows throws.
 //
-// Prefetch: each full register tile also prefetches (into L1) its lines'
-// counterparts pf_ahead columns later, the lines the kernel loads about one
-// column block later (the next tile's columns at the end of this one), as
-// long as those columns are below pf_cols. A tile reads short runs of lines
-// that the hardware prefetchers do not follow far enough, and prefetches
-// spread one per load keep the misses in flight without a burst.
+// Prefetch: each full register tile also prefetches (into L2, prefetcht2)
+// its lines' counterparts pf_ahead columns later, the lines the kernel loads
+// about two column blocks later (the next tile's columns at the end of this
+// one), as long as those columns are below pf_cols. A tile reads short runs
+// of lines that the hardware prefetchers do not follow far enough, and
+// prefetches spread one per load keep the misses in flight without a burst.
+// Into L2 rather than L1 measured faster on the layouts that read from DRAM
+// (docs/performance.md); presumably an L2 prefetch does not hold one of the
+// core's few L1 miss buffers for a whole DRAM round trip.
 //
 // Tails: AVX-512 runs partial tiles with byte opmasks (loads masked to the
 // rows that exist, lines past the last column not loaded, stores masked to
@@ -108,7 +111,7 @@ private:
     static constexpr int stk_c0 = 0, stk_rows = 8, stk_cols = 16;
     static constexpr int stk_pf_dist = 24, stk_pf = 32;
     static constexpr int stk_size = 40;
-    static constexpr int pf_ahead = 16; // columns
+    static constexpr int pf_ahead = 32; // columns
     const Opmask k_rows_ = k1;
     const Opmask k_cols_ = k2;
 
@@ -275,7 +278,7 @@ private:
         for (int i = 0; i < kc_ / 4; ++i)
             add(reg_p_[i], reg_tmp_);
         for (int l = 0; l < kc_; ++l)
-            prefetcht0(line_addr(l));
+            prefetcht2(line_addr(l));
         L(l_no_pf);
         network();
         row_pointer();

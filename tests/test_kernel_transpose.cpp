@@ -194,7 +194,7 @@ TEST_P(kernel_transpose, PrefetchBeyondTheTileKeepsResultsExact) {
         for (uint64_t r : { uint64_t(tr), uint64_t(2 * tr + 1) })
             for (uint64_t c :
                  { uint64_t(tc), uint64_t(2 * tc + 3), uint64_t(5 * tc) })
-                for (uint64_t extra : { 0, 1, 16, 17, 40 }) {
+                for (uint64_t extra : { 0, 1, 16, 17, 40, 48, 49 }) {
                     si::transpose_call_args a {};
                     a.rows = r;
                     a.cols = c;
