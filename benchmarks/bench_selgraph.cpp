@@ -120,7 +120,10 @@ std::string selgraph_select::plan_label(cpu_isa isa) const {
     const si::scoped_isa_cap cap(isa);
     const si::select_plan plan = si::plan_select(nd, working_set);
     // "auto": execute measures both store kinds (store_policy.hpp).
-    return describe(plan) + " stores=" + (plan.tuner ? "auto" : "regular");
+    return describe(plan) + " stores="
+           + (plan.tuner      ? "auto"
+              : plan.has_nt() ? "nt"
+                              : "regular");
 }
 
 struct selgraph_forced_stores::impl {

@@ -26,6 +26,18 @@
 // (docs/performance.md); presumably an L2 prefetch does not hold one of the
 // core's few L1 miss buffers for a whole DRAM round trip.
 //
+// Non-temporal variant (key.nt_stores): a dst row piece of one register
+// tile is 16 bytes or less, and streaming stores of parts of a line leave
+// it to the write-combining buffers, which flush half-filled lines. So
+// where dst and dst_ld are multiples of 64 bytes, the kernel walks column
+// blocks of sb = max(kc, 64 / w) columns (64 bytes of a dst row, or one
+// register tile where that is wider): the sb / kc register tiles of a
+// block of rows store their pieces into a staging block on the stack (tr
+// rows of sb * w bytes, in L1), and each staged row goes to dst with
+// whole-vector non-temporal stores, full lines only. Rows past the last
+// full block, columns past the last full column block, and a dst that is
+// not aligned so run as in the regular kernel; an sfence ends the call.
+//
 // Tails: AVX-512 runs partial tiles with byte opmasks (loads masked to the
 // rows that exist, lines past the last column not loaded, stores masked to
 // the columns that exist, rows past the last not stored). AVX2 finishes
@@ -49,7 +61,7 @@ namespace impl {
 
 std::string transpose_kernel_name(const transpose_key &k) {
     return std::string(kernel_isa2str(k.isa)) + "_tr_e"
-           + std::to_string(k.elem_size);
+           + std::to_string(k.elem_size) + (k.nt_stores ? "_nt" : "");
 }
 
 namespace {
@@ -75,7 +87,9 @@ public:
         , nl_(is_avx512 || key.elem_size > 1 ? 16 / key.elem_size : 8)
         , piece_(nl_ * key.elem_size)
         , kc_(is_avx512 ? 16 : 8)
-        , groups_(kc_ / nl_) {
+        , groups_(kc_ / nl_)
+        , nt_(key.nt_stores != 0)
+        , sb_(std::max(kc_, 64 / key.elem_size)) {
         plan_network();
         generate();
         // W^X: the buffer was only ever read+write; now read+execute.
@@ -106,11 +120,13 @@ private:
     const Reg64 reg_tmp_ = rax;
     const Reg64 reg_tmp2_ = rcx;
     // Stack slots: c0, rows left in the tile, columns left in the tile,
-    // pf_ahead * src_ld, and the prefetch offset of this column block (0:
-    // none).
+    // pf_ahead * src_ld, the prefetch offset of this column block (0:
+    // none), and the staging block's address (non-temporal variant); the
+    // staging block (at most 64 rows of 64 bytes) follows, 64-byte aligned.
     static constexpr int stk_c0 = 0, stk_rows = 8, stk_cols = 16;
-    static constexpr int stk_pf_dist = 24, stk_pf = 32;
-    static constexpr int stk_size = 40;
+    static constexpr int stk_pf_dist = 24, stk_pf = 32, stk_stage = 40;
+    static constexpr int stk_slots = 48;
+    static constexpr int stage_max = 64 * 64;
     static constexpr int pf_ahead = 32; // columns
     const Opmask k_rows_ = k1;
     const Opmask k_cols_ = k2;
@@ -224,8 +240,8 @@ private:
         }
     }
     // Row `row` of the tile at reg_q_ = dst row (row & ~3), group g.
-    Address row_addr(int row, int g) {
-        const int off = g * piece_;
+    Address row_addr(int row, int g, int extra = 0) {
+        const int off = g * piece_ + extra;
         switch (row % 4) {
             case 0: return ptr[reg_q_ + off];
             case 1: return ptr[reg_q_ + reg_dld_ + off];
@@ -243,8 +259,14 @@ private:
         }
     }
 
-    void tile_pointers() {
+    // Lines of the tile `sub` register tiles (of kc_ columns) on from
+    // reg_sblk_.
+    void tile_pointers(int sub = 0) {
         lea(reg_p_[0], ptr[reg_sblk_ + reg_r0_ * w_]);
+        if (sub > 0) {
+            imul(reg_tmp_, reg_ld_, sub * kc_);
+            add(reg_p_[0], reg_tmp_);
+        }
         for (int i = 1; i < kc_ / 4; ++i)
             lea(reg_p_[i], ptr[reg_p_[i - 1] + reg_ld_ * 4]);
     }
@@ -260,9 +282,16 @@ private:
         }
     }
 
-    // A full tile: kc_ lines of tr_ rows.
-    void full_tile() {
-        tile_pointers();
+    // Row `row` of the staging block, group g of register tile `sub`
+    // (reg_q_ = the staging block).
+    Address stage_addr(int row, int g, int sub) {
+        return ptr[reg_q_ + row * sb_ * w_ + sub * kc_ * w_ + g * piece_];
+    }
+
+    // A full tile: kc_ lines of tr_ rows, stored to dst, or with `staged`
+    // to the staging block as its register tile `sub`.
+    void full_tile(bool staged = false, int sub = 0) {
+        tile_pointers(sub);
         for (int l = 0; l < kc_; ++l) {
             if constexpr (is_avx512)
                 vmovdqu32(Zmm(l), line_addr(l));
@@ -281,14 +310,18 @@ private:
             prefetcht2(line_addr(l));
         L(l_no_pf);
         network();
-        row_pointer();
+        if (staged)
+            mov(reg_q_, ptr[rsp + stk_stage]);
+        else
+            row_pointer();
         for (const auto &u : upper_)
             vextracti128(Xmm(u.second), Ymm(u.first), 1);
         int quad = 0;
         for (const piece &p : pieces_) {
-            for (; quad < p.row / 4; ++quad)
+            for (; !staged && quad < p.row / 4; ++quad)
                 lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
-            const Address a = row_addr(p.row, p.group);
+            const Address a = staged ? stage_addr(p.row, p.group, sub)
+                                     : row_addr(p.row, p.group);
             if (piece_ == lane_bytes) {
                 if (p.lane == 0) {
                     if constexpr (is_avx512)
@@ -311,6 +344,34 @@ private:
                     vmovq(a, Xmm(x));
                 else
                     vmovhps(a, Xmm(x));
+            }
+        }
+    }
+
+    // A block of tr_ rows by sb_ columns through the staging block: its
+    // sb_ / kc_ register tiles, then each staged row to dst with
+    // non-temporal vector stores (dst rows 64-byte aligned).
+    void staged_block() {
+        for (int sub = 0; sub < sb_ / kc_; ++sub)
+            full_tile(true, sub);
+        mov(reg_tmp2_, ptr[rsp + stk_stage]);
+        row_pointer();
+        const int row_bytes = sb_ * w_, nv = row_bytes / vlen;
+        int v = 0;
+        for (int row = 0; row < tr_; ++row) {
+            if (row > 0 && row % 4 == 0)
+                lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
+            for (int j = 0; j < nv; ++j, ++v) {
+                const Vmm t(v % 16);
+                const Address src = ptr[reg_tmp2_ + row * row_bytes + j * vlen];
+                const Address d = row_addr(row, 0, j * vlen);
+                if constexpr (is_avx512) {
+                    vmovdqa64(t, src);
+                    vmovntdq(d, t);
+                } else {
+                    vmovdqa(t, src);
+                    vmovntdq(d, t);
+                }
             }
         }
     }
@@ -431,6 +492,71 @@ private:
         L(l_done);
     }
 
+    int stk_size() const { return stk_slots + (nt_ ? stage_max + 64 : 0); }
+
+    // Column prefetch offset for the column block at c0 = [rsp + stk_c0]
+    // of `width` columns: pf_ahead * src_ld where columns c0 + pf_ahead ..
+    // c0 + pf_ahead + width - 1 are below pf_cols, else 0.
+    void set_prefetch(int width) {
+        mov(reg_tmp_, ptr[rsp + stk_c0]);
+        add(reg_tmp_, pf_ahead + width);
+        xor_(reg_tmp2_, reg_tmp2_);
+        cmp(reg_tmp_, ptr[reg_param_ + offsetof(transpose_call_args, pf_cols)]);
+        cmovbe(reg_tmp2_, ptr[rsp + stk_pf_dist]);
+        mov(ptr[rsp + stk_pf], reg_tmp2_);
+    }
+
+    // The non-temporal variant's column blocks of sb_ columns while whole
+    // ones are left, where dst and dst_ld are multiples of 64 bytes; then
+    // on to `l_cols` (the regular loop, from the next column).
+    void nt_blocks(const Label &l_cols) {
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        lea(reg_tmp_, ptr[rsp + stk_slots + 63]);
+        and_(reg_tmp_, ~int32_t(63));
+        mov(ptr[rsp + stk_stage], reg_tmp_);
+        mov(reg_tmp_, reg_dblk_);
+        or_(reg_tmp_, reg_dld_);
+        test(reg_tmp_, 63);
+        jnz(l_cols, T_NEAR);
+        Label l_blk, l_rows, l_tail;
+        L(l_blk);
+        mov(reg_tmp_, arg(offsetof(transpose_call_args, cols)));
+        sub(reg_tmp_, ptr[rsp + stk_c0]);
+        cmp(reg_tmp_, sb_);
+        jb(l_cols, T_NEAR);
+        set_prefetch(sb_);
+        xor_(reg_r0_, reg_r0_);
+        L(l_rows);
+        mov(reg_tmp_, arg(offsetof(transpose_call_args, rows)));
+        sub(reg_tmp_, reg_r0_);
+        cmp(reg_tmp_, tr_);
+        jb(l_tail, T_NEAR);
+        staged_block();
+        add(reg_r0_, tr_);
+        jmp(l_rows, T_NEAR);
+        L(l_tail);
+        // The rows left (reg_tmp_, < tr_) of each register tile's columns
+        // as by the regular loop; AVX2 leaves them to its final scalar
+        // pass over the rows past the last full tile.
+        for (int t = 0; t < sb_ / kc_; ++t) {
+            if constexpr (is_avx512) {
+                Label l_none;
+                mov(reg_tmp_, arg(offsetof(transpose_call_args, rows)));
+                sub(reg_tmp_, reg_r0_);
+                jz(l_none, T_NEAR);
+                mov(ptr[rsp + stk_rows], reg_tmp_);
+                mov(qword[rsp + stk_cols], kc_);
+                partial_tile();
+                L(l_none);
+            }
+            add(qword[rsp + stk_c0], kc_);
+            imul(reg_tmp_, reg_ld_, kc_);
+            add(reg_sblk_, reg_tmp_);
+            add(reg_dblk_, kc_ * w_);
+        }
+        jmp(l_blk, T_NEAR);
+    }
+
     void generate() {
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         const size_t off_rows = offsetof(transpose_call_args, rows);
@@ -441,7 +567,7 @@ private:
         push(r13);
         push(r14);
         push(r15);
-        sub(rsp, stk_size);
+        sub(rsp, stk_size());
         mov(reg_ld_, arg(offsetof(transpose_call_args, src_ld)));
         lea(reg_ld3_, ptr[reg_ld_ + reg_ld_ * 2]);
         mov(reg_dld_, arg(offsetof(transpose_call_args, dst_ld)));
@@ -454,20 +580,15 @@ private:
         mov(ptr[rsp + stk_pf_dist], reg_tmp_);
 
         Label l_cblk, l_rblk, l_rtail, l_rdone, l_ctail, l_done;
+        if (nt_)
+            nt_blocks(l_cblk);
         L(l_cblk);
         {
             mov(reg_tmp_, arg(off_cols));
             sub(reg_tmp_, ptr[rsp + stk_c0]);
             cmp(reg_tmp_, kc_);
             jb(l_ctail, T_NEAR);
-            // Prefetch for this column block when columns c0 + pf_ahead ..
-            // c0 + pf_ahead + kc - 1 are below pf_cols.
-            mov(reg_tmp_, ptr[rsp + stk_c0]);
-            add(reg_tmp_, pf_ahead + kc_);
-            xor_(reg_tmp2_, reg_tmp2_);
-            cmp(reg_tmp_, arg(offsetof(transpose_call_args, pf_cols)));
-            cmovbe(reg_tmp2_, ptr[rsp + stk_pf_dist]);
-            mov(ptr[rsp + stk_pf], reg_tmp2_);
+            set_prefetch(kc_);
             xor_(reg_r0_, reg_r0_);
             L(l_rblk);
             mov(reg_tmp_, arg(off_rows));
@@ -527,8 +648,10 @@ private:
             scalar_rect();
         }
         L(l_done);
+        if (nt_)
+            sfence();
         vzeroupper();
-        add(rsp, stk_size);
+        add(rsp, stk_size());
         pop(r15);
         pop(r14);
         pop(r13);
@@ -540,6 +663,8 @@ private:
 
     const std::string name_;
     const int w_, lw_, tr_, nl_, piece_, kc_, groups_;
+    const bool nt_; // non-temporal variant
+    const int sb_;  // its column block: max(kc_, 64 / w_) columns
     std::vector<unpack_op> ops_;
     std::vector<piece> pieces_;
     std::vector<std::pair<int, int>> upper_; // (register, spare xmm)
@@ -600,11 +725,13 @@ const transpose_kernel *get_transpose_kernel(const transpose_key &key) {
         (void)create_jit_transpose_kernel(key); // throws: no such kernel
         return nullptr;
     }
-    static std::once_flag once[2][4];
-    static std::shared_ptr<const transpose_kernel> table[2][4];
-    std::call_once(once[ii][wi],
-                   [&] { table[ii][wi] = create_jit_transpose_kernel(key); });
-    return table[ii][wi].get();
+    const int ni = key.nt_stores ? 1 : 0;
+    static std::once_flag once[2][4][2];
+    static std::shared_ptr<const transpose_kernel> table[2][4][2];
+    std::call_once(once[ii][wi][ni], [&] {
+        table[ii][wi][ni] = create_jit_transpose_kernel(key);
+    });
+    return table[ii][wi][ni].get();
 }
 
 } // namespace impl

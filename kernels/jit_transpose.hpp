@@ -27,9 +27,14 @@ namespace impl {
 struct transpose_key {
     kernel_isa isa;
     uint8_t elem_size; ///< 1, 2, 4 or 8 bytes
+    /// Non-temporal stores: where dst and dst_ld are multiples of 64 bytes,
+    /// whole column blocks of 64 bytes of dst rows (more where a register
+    /// tile is wider) are transposed into a staging block in L1 and streamed
+    /// to dst line by line; the rest is stored as by the regular kernel.
+    uint8_t nt_stores = 0;
 };
 
-/// "<isa>_tr_e<bytes>", for example avx512_core_tr_e4.
+/// "<isa>_tr_e<bytes>[_nt]", for example avx512_core_tr_e4.
 std::string transpose_kernel_name(const transpose_key &k);
 
 using transpose_kernel_fn = void (*)(const transpose_call_args *);

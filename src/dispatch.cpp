@@ -17,6 +17,8 @@ std::string select_plan::kernel_str() const {
     for (int i = 0; i < n_operands; ++i)
         if (transpose[i])
             s += std::string("+") + names[i] + ":" + transpose[i]->name();
+    if (transpose_dst_nt)
+        s += "|" + transpose_dst_nt->name();
     return s;
 }
 
@@ -85,25 +87,29 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
     plan.kernel = get(key);
     plan.working_set = working_set;
     const nt_policy policy = nt_stores_policy();
-    // A transposed dst is stored by its transpose from the tile's scratch:
-    // the row kernel's stores stay in cache, so it has no nt variant.
-    const bool dst_tiled = f.mode[op_dst] == inner_mode::transposed;
-    if (!dst_tiled
-        && (policy == nt_policy::always
-            || (policy == nt_policy::auto_
-                && working_set >= nt_candidate_bytes()))) {
-        kernel_key knt = key;
-        knt.nt_stores = 1;
-        plan.kernel_nt = get(knt);
-        // auto: measured per partition; always: no tuner, nt stores.
-        if (policy == nt_policy::auto_)
-            plan.tuner = std::make_shared<store_tuner>();
-    }
     for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::transposed)
             plan.transpose[i] = get_transpose_kernel(
                     { isa,
                       static_cast<uint8_t>(i == op_cond ? 1 : f.elem_size) });
+    if (policy == nt_policy::always
+        || (policy == nt_policy::auto_
+            && working_set >= nt_candidate_bytes())) {
+        // A transposed dst is stored by its transpose from the tile's
+        // scratch, where the row kernel's stores stay in cache: the
+        // transpose has the nt variant.
+        if (f.mode[op_dst] == inner_mode::transposed) {
+            plan.transpose_dst_nt = get_transpose_kernel(
+                    { isa, static_cast<uint8_t>(f.elem_size), 1 });
+        } else {
+            kernel_key knt = key;
+            knt.nt_stores = 1;
+            plan.kernel_nt = get(knt);
+        }
+        // auto: measured per partition; always: no tuner, nt stores.
+        if (policy == nt_policy::auto_)
+            plan.tuner = std::make_shared<store_tuner>();
+    }
     plan.isa = isa;
     plan.cache_hit = hit;
     return plan;

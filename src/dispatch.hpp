@@ -19,12 +19,20 @@ struct select_plan {
     bool swap = false;    ///< the kernel's src_0 is the user's src_1
     kernel_ptr kernel;    ///< null: the reference kernel runs
     kernel_ptr kernel_nt; ///< non-temporal variant, for large outputs
-    /// Chooses between kernel and kernel_nt (shared by the copies of a
-    /// compiled partition); set with kernel_nt.
+    /// Chooses between the regular and the non-temporal variant of what
+    /// stores dst (shared by the copies of a compiled partition); set with
+    /// kernel_nt or transpose_dst_nt.
     std::shared_ptr<store_tuner> tuner;
     /// Per operand (folded order), the transposing kernel of an operand
     /// whose mode is transposed; null otherwise.
     const transpose_kernel *transpose[n_operands] = {};
+    /// A transposed dst is stored by its transpose (the row kernel writes
+    /// the tile's scratch, in cache): that transpose's non-temporal
+    /// variant, for large outputs, in place of kernel_nt.
+    const transpose_kernel *transpose_dst_nt = nullptr;
+
+    /// The plan has a non-temporal way of storing dst.
+    bool has_nt() const { return kernel_nt || transpose_dst_nt; }
     size_t working_set = 0; ///< bytes an execute touches
     bool cache_hit = false; ///< every kernel came from the cache
 
@@ -64,7 +72,7 @@ enum class store_override { none, regular, nt };
 
 /// Runs a plan: the JIT kernel over threads, or the reference kernel.
 /// nthreads <= 0: the OpenMP default. `stores` forces a store kind (nt only
-/// where the plan has kernel_nt); by default the policy decides. Returns
+/// where the plan has_nt()); by default the policy decides. Returns
 /// the kernel that ran (null: the reference kernel).
 const select_kernel *execute_plan(const select_plan &plan, const select_nd &p,
                                   const void *cond, const void *src0,

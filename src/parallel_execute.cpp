@@ -346,13 +346,19 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
     const int64_t *const strides[n_operands] = { f.strides[op_cond],
                                                  f.strides[a], f.strides[b],
                                                  f.strides[op_dst] };
-    const select_kernel_fn fn = nt ? plan.kernel_nt->fn() : plan.kernel->fn();
-    const select_kernel *used = nt ? plan.kernel_nt.get() : plan.kernel.get();
+    // nt: the kernel that stores dst, the row kernel or dst's transpose,
+    // stores non-temporally.
+    const bool row_nt = nt && plan.kernel_nt;
+    const select_kernel_fn fn =
+            row_nt ? plan.kernel_nt->fn() : plan.kernel->fn();
+    const select_kernel *used =
+            row_nt ? plan.kernel_nt.get() : plan.kernel.get();
 
     if (f.has_transposed()) {
         const transpose_kernel *const tr[n_operands] = {
             plan.transpose[op_cond], plan.transpose[a], plan.transpose[b],
-            plan.transpose[op_dst]
+            nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
+                                        : plan.transpose[op_dst]
         };
         const tiled_runner runner(f, fn, base, strides, tr, nthr);
         const int64_t items = runner.items();
@@ -421,9 +427,10 @@ namespace {
 store_kind pick_stores(const select_plan &plan, int team, const void *dst,
                        store_override stores, int &ticket) {
     ticket = -1;
-    // The non-temporal kernel aligns dst to vectors itself, from any
-    // element-aligned dst.
-    if (!plan.kernel_nt
+    // The non-temporal kernels align dst to vectors themselves, from any
+    // element-aligned dst (a transpose falls back to regular stores where
+    // dst is not aligned to 64 bytes).
+    if (!plan.has_nt()
         || reinterpret_cast<uintptr_t>(dst)
                            % static_cast<unsigned>(plan.folded.elem_size)
                    != 0

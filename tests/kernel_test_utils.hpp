@@ -759,16 +759,25 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
     // A plan with a non-temporal kernel runs it (the store policy would
     // start with regular stores).
     const si::store_override stores =
-            plan.kernel_nt ? si::store_override::nt : si::store_override::none;
+            plan.has_nt() ? si::store_override::nt : si::store_override::none;
     const bool want_jit = isa != si::kernel_isa::ref && expect_jit_able(p);
     if (p.nelems() > 0) {
         auto r = plan_takes(plan, isa, want_jit);
         if (!r)
             return r;
         if (want_jit) {
-            // A transposed dst is stored by its transpose: no nt variant.
-            const bool want_nt = o.working_set >= si::nt_candidate_bytes()
-                                 && !expected_fold(p).dst_transposed;
+            // A transposed dst is stored by its transpose: the transpose
+            // has the nt variant, the row kernel none.
+            const bool big = o.working_set >= si::nt_candidate_bytes();
+            const bool dst_tr = expected_fold(p).dst_transposed;
+            const bool want_nt = big && !dst_tr;
+            if ((big && dst_tr) != (plan.transpose_dst_nt != nullptr))
+                return ::testing::AssertionFailure()
+                       << "working set " << o.working_set << " vs threshold "
+                       << si::nt_candidate_bytes() << ", dst transposed "
+                       << dst_tr << " but transpose_dst_nt is "
+                       << (plan.transpose_dst_nt ? plan.transpose_dst_nt->name()
+                                                 : "null");
             if (plan.kernel->key() != expected_key(p, isa, false))
                 return ::testing::AssertionFailure()
                        << "kernel " << plan.kernel->name() << ", expected "

@@ -91,8 +91,8 @@ run_against_guards(guard_set &gs, const si::select_nd &p,
     std::vector<uint8_t> want(dst, dst + dbytes);
     oracle(p, ptr[0], ptr[1], ptr[2], want.data());
     si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, 2,
-                     plan.kernel_nt ? si::store_override::nt
-                                    : si::store_override::none);
+                     plan.has_nt() ? si::store_override::nt
+                                   : si::store_override::none);
     return bytes_equal(dst, want.data(), dbytes, w);
 }
 

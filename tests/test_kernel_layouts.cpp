@@ -362,14 +362,24 @@ TEST_P(kernel_layouts, PermutationOfDst) {
                                         "transposing kernel: " + desc);
                             }
                         }
-                        if (tr)
+                        if (tr && jit()) {
+                            const si::select_plan big =
+                                    si::plan_select(p, SIZE_MAX);
+                            const std::string want_nt =
+                                    std::string(si::kernel_isa2str(kisa()))
+                                    + "_tr_e" + std::to_string(p.elem_size)
+                                    + "_nt";
                             KT_EXPECT(fails,
                                       ::testing::AssertionResult(
-                                              !si::plan_select(p, SIZE_MAX)
-                                                       .kernel_nt)
-                                              << plan.kernel_str(),
-                                      "no nt variant for a transposed dst: "
+                                              !big.kernel_nt
+                                              && big.transpose_dst_nt
+                                              && big.transpose_dst_nt->name()
+                                                         == want_nt)
+                                              << big.kernel_str(),
+                                      "a transposed dst: the nt variant is "
+                                      "its transpose's: "
                                               + desc);
+                        }
                         plan_run_opts o;
                         o.check_naive = rs.rank > 2 || (key.first & 1);
                         KT_EXPECT(fails, run_plan_case(p, kisa(), o, g), desc);

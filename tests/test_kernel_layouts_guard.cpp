@@ -28,8 +28,8 @@ using kernel_layouts_guard = isa_test;
     std::vector<uint8_t> want(dst, dst + dbytes);
     si::ref_select(p, ptr[0], ptr[1], ptr[2], want.data(), 1);
     si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, nthreads,
-                     plan.kernel_nt ? si::store_override::nt
-                                    : si::store_override::none);
+                     plan.has_nt() ? si::store_override::nt
+                                   : si::store_override::none);
     return bytes_equal(dst, want.data(), dbytes, p.elem_size);
 }
 

@@ -393,6 +393,45 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
         EXPECT_TRUE(big.kernel_nt);
         EXPECT_TRUE(big.tuner);
     }
+
+    // A column-major dst over row-major inputs is stored by its transpose
+    // from the tile's scratch: the nt variant is the transpose's.
+    nd_spec s;
+    s.in[0] = s.in[1] = s.in[2] = s.dst = { 64, 100 };
+    s.dst_from_inputs = false;
+    s.strides[si::op_dst] = { 1, 64 };
+    const si::select_nd pt = make_nd(s);
+    const si::select_plan tsmall = si::plan_select(pt, 0);
+    const si::select_plan tbig = si::plan_select(pt, si::nt_candidate_bytes());
+    ASSERT_TRUE(tbig.transpose[si::op_dst]) << tbig.kernel_str();
+    EXPECT_FALSE(tsmall.kernel_nt);
+    EXPECT_FALSE(tbig.kernel_nt);
+    const std::string nt_name =
+            std::string(si::kernel_isa2str(kisa())) + "_tr_e4_nt";
+    if (policy == "never") {
+        EXPECT_FALSE(tbig.transpose_dst_nt);
+        EXPECT_FALSE(tbig.tuner);
+    } else {
+        EXPECT_EQ(policy == "always", tsmall.transpose_dst_nt != nullptr);
+        ASSERT_TRUE(tbig.transpose_dst_nt);
+        EXPECT_EQ(tbig.transpose_dst_nt->name(), nt_name);
+        EXPECT_EQ(policy != "always", tbig.tuner != nullptr);
+        EXPECT_NE(tbig.kernel_str().find("|" + nt_name), std::string::npos)
+                << tbig.kernel_str();
+    }
+    // Whichever stores it picks, dst is exact.
+    auto &g = rng();
+    nd_buffers b(pt, g);
+    std::vector<uint8_t> want(b.dst.size());
+    si::ref_select(pt, b.cond.data(), b.src0.data(), b.src1.data(), want.data(),
+                   1);
+    for (int i = 0; i < 3; ++i) {
+        fill_bytes(b.dst.data(), b.dst.size(), g);
+        si::execute_plan(tbig, pt, b.cond.data(), b.src0.data(), b.src1.data(),
+                         b.dst.data(), 1);
+        ASSERT_TRUE(bytes_equal(b.dst.data(), want.data(), b.dst.size(), 4))
+                << "execute " << i;
+    }
 }
 
 SELGRAPH_INSTANTIATE_PER_JIT_ISA(store_policy_plans);

@@ -18,6 +18,17 @@ using kernel_transpose = isa_test;
 
 const int elem_sizes[] = { 1, 2, 4, 8 };
 
+/// Every element size with the regular and the non-temporal kernel.
+std::vector<std::pair<int, const si::transpose_kernel *>>
+kernels(si::kernel_isa isa) {
+    std::vector<std::pair<int, const si::transpose_kernel *>> v;
+    for (int w : elem_sizes)
+        for (uint8_t nt : { 0, 1 })
+            v.emplace_back(w,
+                           si::get_transpose_kernel({ isa, uint8_t(w), nt }));
+    return v;
+}
+
 /// Rows of one register tile and columns of one, as documented in
 /// jit_transpose.hpp.
 int tile_rows(si::kernel_isa isa, int w) {
@@ -99,8 +110,7 @@ std::string case_str(const si::transpose_kernel &k,
 TEST_P(kernel_transpose, EveryShapeBitExact) {
     auto &g = rng();
     int fails = 0;
-    for (int w : elem_sizes) {
-        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w) });
+    for (const auto &[w, k] : kernels(kisa())) {
         ASSERT_NE(k, nullptr);
         const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
         // All rows with sampled columns, then all columns with sampled rows.
@@ -124,8 +134,7 @@ TEST_P(kernel_transpose, EveryShapeBitExact) {
 TEST_P(kernel_transpose, OddLeadingDimensions) {
     auto &g = rng();
     int fails = 0;
-    for (int w : elem_sizes) {
-        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w) });
+    for (const auto &[w, k] : kernels(kisa())) {
         ASSERT_NE(k, nullptr);
         const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
         const uint64_t rs[] = { 1, uint64_t(tr), uint64_t(2 * tr + 1) };
@@ -151,8 +160,7 @@ TEST_P(kernel_transpose, OddLeadingDimensions) {
 TEST_P(kernel_transpose, GuardPages) {
     auto &g = rng();
     int fails = 0;
-    for (int w : elem_sizes) {
-        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w) });
+    for (const auto &[w, k] : kernels(kisa())) {
         ASSERT_NE(k, nullptr);
         const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
         for (uint64_t r : extents(tr, false))
@@ -187,8 +195,7 @@ TEST_P(kernel_transpose, PrefetchBeyondTheTileKeepsResultsExact) {
     // faults, so the guard page checks the loads only.)
     auto &g = rng();
     int fails = 0;
-    for (int w : elem_sizes) {
-        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w) });
+    for (const auto &[w, k] : kernels(kisa())) {
         ASSERT_NE(k, nullptr);
         const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
         for (uint64_t r : { uint64_t(tr), uint64_t(2 * tr + 1) })
@@ -212,9 +219,59 @@ TEST_P(kernel_transpose, PrefetchBeyondTheTileKeepsResultsExact) {
     }
 }
 
-TEST_P(kernel_transpose, OneKernelPerKeyAcrossThreads) {
+TEST_P(kernel_transpose, NonTemporalStagedBlocksBitExact) {
+    // The nt kernels stream whole blocks of sb columns (64 bytes of a dst
+    // row, or a register tile where wider) through a staging block where
+    // dst and dst_ld are multiples of 64 bytes: rows and columns around the
+    // register tile and the block, dst rows with and without a gap, dst
+    // starting right after a guard page (aligned: the staged path) and
+    // ending right before one (aligned where its span is a multiple of 64,
+    // else the regular path), src ending right before one.
+    auto &g = rng();
+    int fails = 0;
     for (int w : elem_sizes) {
-        const si::transpose_key key { kisa(), uint8_t(w) };
+        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w), 1 });
+        ASSERT_NE(k, nullptr);
+        const uint64_t tr = uint64_t(tile_rows(kisa(), w));
+        const uint64_t tc = uint64_t(tile_cols(kisa()));
+        const uint64_t sb = std::max<uint64_t>(tc, 64 / w);
+        for (uint64_t r :
+             { uint64_t(1), tr - 1, tr, tr + 1, 2 * tr, 3 * tr + 5 })
+            for (uint64_t c :
+                 { sb - 1, sb, sb + 1, 2 * sb, 2 * sb + tc + 3, 3 * sb })
+                for (int64_t gap : { 0, 64 }) {
+                    si::transpose_call_args a {};
+                    a.rows = r;
+                    a.cols = c;
+                    a.src_ld = static_cast<int64_t>(r * w) + 3 * w;
+                    a.dst_ld =
+                            static_cast<int64_t>((c * w + 63) / 64 * 64) + gap;
+                    const size_t sb_bytes = src_bytes(a, w);
+                    const size_t db = dst_bytes(a, w);
+                    guarded_mem ms(sb_bytes), md(db);
+                    ASSERT_TRUE(ms.ok() && md.ok());
+                    for (int place = 0; place < 2; ++place) {
+                        uint8_t *d = place ? md.at_end(db) : md.at_begin();
+                        KT_EXPECT(fails,
+                                  run_on(*k, w, a, ms.at_end(sb_bytes), d, g),
+                                  case_str(*k, a)
+                                          + (place ? " (dst at end)"
+                                                   : " (dst at begin)"));
+                    }
+                }
+    }
+}
+
+TEST_P(kernel_transpose, OneKernelPerKeyAcrossThreads) {
+    for (const auto &[w, nt] : { std::pair<int, uint8_t>(1, 0),
+                                 { 2, 0 },
+                                 { 4, 0 },
+                                 { 8, 0 },
+                                 { 1, 1 },
+                                 { 2, 1 },
+                                 { 4, 1 },
+                                 { 8, 1 } }) {
+        const si::transpose_key key { kisa(), uint8_t(w), nt };
         const si::transpose_kernel *got[4] = {};
         std::vector<std::thread> ts;
         for (int t = 0; t < 4; ++t)
@@ -226,7 +283,8 @@ TEST_P(kernel_transpose, OneKernelPerKeyAcrossThreads) {
             EXPECT_EQ(p, got[0]);
         EXPECT_EQ(got[0]->name(), si::transpose_kernel_name(key));
         EXPECT_EQ(got[0]->name(), std::string(si::kernel_isa2str(kisa()))
-                                          + "_tr_e" + std::to_string(w));
+                                          + "_tr_e" + std::to_string(w)
+                                          + (nt ? "_nt" : ""));
         // A kernel made apart is another, equivalent one.
         const auto own = si::create_jit_transpose_kernel(key);
         EXPECT_NE(own.get(), got[0]);
@@ -241,8 +299,7 @@ TEST_P(kernel_transpose, CalleeSavedRegistersPreserved) {
     const tr_abi_harness h;
     auto &g = rng();
     int fails = 0;
-    for (int w : elem_sizes) {
-        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w) });
+    for (const auto &[w, k] : kernels(kisa())) {
         ASSERT_NE(k, nullptr);
         // Full tiles and both tails.
         const uint64_t r = 2 * uint64_t(tile_rows(kisa(), w)) + 1;
