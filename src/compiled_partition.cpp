@@ -446,13 +446,12 @@ void compiled_partition::execute(stream &astream,
 
     const int vlevel = verbose_level();
     const double t0 = vlevel ? now_ms() : 0.0;
-    const select_kernel *used =
+    const executed ran =
             execute_plan(cp.plan, cp.nd, handles[op_cond], handles[op_src0],
                          handles[op_src1], const_cast<void *>(handles[op_dst]));
     if (vlevel)
         verbose_print(std::string("selgraph_verbose,exec,cpu,select,")
-                      + cp.plan.impl_str() + ","
-                      + (used ? used->name() : std::string("ref_nd")) + ","
+                      + cp.plan.impl_str() + "," + cp.plan.kernel_str(ran) + ","
                       + cp.verbose_desc + "," + std::to_string(now_ms() - t0));
 }
 

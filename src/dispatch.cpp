@@ -22,6 +22,21 @@ std::string select_plan::kernel_str() const {
     return s;
 }
 
+std::string select_plan::kernel_str(const executed &e) const {
+    if (!e.kernel)
+        return "ref_nd";
+    std::string s = e.kernel->name();
+    const char *names[n_operands] = { "c", "a", "b", "d" };
+    for (int i = 0; i < n_operands; ++i) {
+        const transpose_kernel *t = i == op_dst && e.nt && transpose_dst_nt
+                                            ? transpose_dst_nt
+                                            : transpose[i];
+        if (t)
+            s += std::string("+") + names[i] + ":" + t->name();
+    }
+    return s;
+}
+
 size_t select_touched_bytes(const select_nd &p) {
     if (p.nelems() == 0)
         return 0;

@@ -13,6 +13,14 @@
 namespace selgraph {
 namespace impl {
 
+/// What one execute ran: the row kernel (null: the reference kernel) and
+/// whether dst was stored non-temporally (by the row kernel's nt variant,
+/// or by a transposed dst's nt transpose).
+struct executed {
+    const select_kernel *kernel = nullptr;
+    bool nt = false;
+};
+
 struct select_plan {
     select_folded folded;
     kernel_isa isa = kernel_isa::ref;
@@ -41,7 +49,13 @@ struct select_plan {
                : isa == kernel_isa::avx2      ? "jit:avx2"
                                               : "ref";
     }
+    /// The kernels of the plan: the row kernel and its nt variant joined
+    /// by '|', then each transposing kernel ("+c:", "+a:", "+b:", "+d:"),
+    /// dst's nt variant after a '|' (verbose compile lines).
     std::string kernel_str() const;
+    /// The kernels an execute ran, in the same form with one variant each
+    /// (verbose exec lines).
+    std::string kernel_str(const executed &e) const;
 };
 
 /// Folds `p`, picks the ISA and the kernel variant. `working_set` is the
@@ -72,12 +86,12 @@ enum class store_override { none, regular, nt };
 
 /// Runs a plan: the JIT kernel over threads, or the reference kernel.
 /// nthreads <= 0: the OpenMP default. `stores` forces a store kind (nt only
-/// where the plan has_nt()); by default the policy decides. Returns
-/// the kernel that ran (null: the reference kernel).
-const select_kernel *execute_plan(const select_plan &plan, const select_nd &p,
-                                  const void *cond, const void *src0,
-                                  const void *src1, void *dst, int nthreads = 0,
-                                  store_override stores = store_override::none);
+/// where the plan has_nt()); by default the policy decides. Returns what
+/// ran.
+executed execute_plan(const select_plan &plan, const select_nd &p,
+                      const void *cond, const void *src0, const void *src1,
+                      void *dst, int nthreads = 0,
+                      store_override stores = store_override::none);
 
 } // namespace impl
 } // namespace selgraph

@@ -309,7 +309,7 @@ int plan_threads(const select_plan &plan, int nthreads) {
 
 namespace {
 // Runs the JIT kernel of `plan` (non-temporal variant if `nt`) over `nthr`
-// threads.
+// threads; returns the row kernel that ran.
 const select_kernel *run_plan(const select_plan &plan, const void *cond,
                               const void *src0, const void *src1, void *dst,
                               int nthr, bool nt) {
@@ -443,17 +443,16 @@ store_kind pick_stores(const select_plan &plan, int team, const void *dst,
 
 } // namespace
 
-const select_kernel *execute_plan(const select_plan &plan, const select_nd &p,
-                                  const void *cond, const void *src0,
-                                  const void *src1, void *dst, int nthreads,
-                                  store_override stores) {
+executed execute_plan(const select_plan &plan, const select_nd &p,
+                      const void *cond, const void *src0, const void *src1,
+                      void *dst, int nthreads, store_override stores) {
     if (p.nelems() == 0)
-        return nullptr;
+        return {};
     if (nthreads <= 0)
         nthreads = omp_get_max_threads();
     if (!plan.kernel) {
         ref_select(p, cond, src0, src1, dst, nthreads);
-        return nullptr;
+        return {};
     }
     const int nthr = plan_threads(plan, nthreads);
     int ticket = -1;
@@ -477,7 +476,7 @@ const select_kernel *execute_plan(const select_plan &plan, const select_nd &p,
                 + " nt:" + std::to_string(ntt * 1e3) + ",stores:"
                 + (plan.tuner->current() == store_kind::nt ? "nt" : "regular"));
     }
-    return used;
+    return { used, nt };
 }
 
 } // namespace impl

@@ -379,11 +379,12 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
         // Without a tuner, execute stores non-temporally.
         auto &g = rng();
         nd_buffers b(p, g);
-        const si::select_kernel *used =
+        const si::executed ran =
                 si::execute_plan(big, p, b.cond.data(), b.src0.data(),
                                  b.src1.data(), b.dst.data(), 1);
-        ASSERT_TRUE(used);
-        EXPECT_EQ(used->key().nt_stores, 1);
+        ASSERT_TRUE(ran.kernel);
+        EXPECT_EQ(ran.kernel->key().nt_stores, 1);
+        EXPECT_TRUE(ran.nt);
     } else if (policy == "never") {
         EXPECT_FALSE(small.kernel_nt);
         EXPECT_FALSE(big.kernel_nt);
@@ -425,12 +426,26 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
     std::vector<uint8_t> want(b.dst.size());
     si::ref_select(pt, b.cond.data(), b.src0.data(), b.src1.data(), want.data(),
                    1);
+    si::executed ran;
     for (int i = 0; i < 3; ++i) {
         fill_bytes(b.dst.data(), b.dst.size(), g);
-        si::execute_plan(tbig, pt, b.cond.data(), b.src0.data(), b.src1.data(),
-                         b.dst.data(), 1);
+        ran = si::execute_plan(tbig, pt, b.cond.data(), b.src0.data(),
+                               b.src1.data(), b.dst.data(), 1);
         ASSERT_TRUE(bytes_equal(b.dst.data(), want.data(), b.dst.size(), 4))
                 << "execute " << i;
+    }
+    // The exec line names the transpose that stored dst.
+    const std::string exec = tbig.kernel_str(ran);
+    const std::string tr_name =
+            std::string(si::kernel_isa2str(kisa())) + "_tr_e4";
+    ASSERT_TRUE(ran.kernel);
+    EXPECT_EQ(ran.kernel, tbig.kernel.get());
+    if (policy == "always") {
+        EXPECT_TRUE(ran.nt);
+        EXPECT_EQ(exec, ran.kernel->name() + "+d:" + nt_name);
+    } else if (policy == "never") {
+        EXPECT_FALSE(ran.nt);
+        EXPECT_EQ(exec, ran.kernel->name() + "+d:" + tr_name);
     }
 }
 
