@@ -535,26 +535,33 @@ private:
         add(reg_r0_, tr_);
         jmp(l_rows, T_NEAR);
         L(l_tail);
-        // The rows left (reg_tmp_, < tr_) of each register tile's columns
-        // as by the regular loop; AVX2 leaves them to its final scalar
-        // pass over the rows past the last full tile.
-        for (int t = 0; t < sb_ / kc_; ++t) {
-            if constexpr (is_avx512) {
-                Label l_none;
-                mov(reg_tmp_, arg(offsetof(transpose_call_args, rows)));
-                sub(reg_tmp_, reg_r0_);
-                jz(l_none, T_NEAR);
-                mov(ptr[rsp + stk_rows], reg_tmp_);
-                mov(qword[rsp + stk_cols], kc_);
-                partial_tile();
-                L(l_none);
-            }
-            add(qword[rsp + stk_c0], kc_);
-            imul(reg_tmp_, reg_ld_, kc_);
-            add(reg_sblk_, reg_tmp_);
-            add(reg_dblk_, kc_ * w_);
-        }
+        // The rows left of each register tile's columns, as by the regular
+        // loop.
+        for (int t = 0; t < sb_ / kc_; ++t)
+            row_tail_then_next_block();
         jmp(l_blk, T_NEAR);
+    }
+
+    // The rows from reg_r0_ on (fewer than tr_, maybe none) of the column
+    // block at reg_sblk_ / reg_dblk_ (AVX-512: a partial tile; AVX2 leaves
+    // them to its final scalar pass over the rows past the last full
+    // tile), then on to the next column block of kc_ columns.
+    void row_tail_then_next_block() {
+        if constexpr (is_avx512) {
+            Label l_none;
+            mov(reg_tmp_,
+                ptr[reg_param_ + offsetof(transpose_call_args, rows)]);
+            sub(reg_tmp_, reg_r0_);
+            jz(l_none, T_NEAR);
+            mov(ptr[rsp + stk_rows], reg_tmp_);
+            mov(qword[rsp + stk_cols], kc_);
+            partial_tile();
+            L(l_none);
+        }
+        add(qword[rsp + stk_c0], kc_);
+        imul(reg_tmp_, reg_ld_, kc_);
+        add(reg_sblk_, reg_tmp_);
+        add(reg_dblk_, kc_ * w_);
     }
 
     void generate() {
@@ -579,7 +586,7 @@ private:
         imul(reg_tmp_, reg_tmp_, pf_ahead);
         mov(ptr[rsp + stk_pf_dist], reg_tmp_);
 
-        Label l_cblk, l_rblk, l_rtail, l_rdone, l_ctail, l_done;
+        Label l_cblk, l_rblk, l_rtail, l_ctail, l_done;
         if (nt_)
             nt_blocks(l_cblk);
         L(l_cblk);
@@ -599,19 +606,7 @@ private:
             add(reg_r0_, tr_);
             jmp(l_rblk, T_NEAR);
             L(l_rtail);
-            if constexpr (is_avx512) {
-                test(reg_tmp_, reg_tmp_);
-                jz(l_rdone, T_NEAR);
-                mov(ptr[rsp + stk_rows], reg_tmp_);
-                mov(qword[rsp + stk_cols], kc_);
-                partial_tile();
-            }
-            L(l_rdone);
-            add(qword[rsp + stk_c0], kc_);
-            mov(reg_tmp_, reg_ld_);
-            shl(reg_tmp_, ilog2(kc_));
-            add(reg_sblk_, reg_tmp_);
-            add(reg_dblk_, kc_ * w_);
+            row_tail_then_next_block();
             jmp(l_cblk, T_NEAR);
         }
         L(l_ctail);
