@@ -5,10 +5,18 @@
 //   <case>/<type>/t<threads>/dense_<isa>      the same shapes, row-major
 //   <case>/<type>/t<threads>/loop_nd          a plain OpenMP loop over the
 //                                             case's own strides
+//   <case>/<type>/t<threads>/reorder_onednn   where one operand's layout
+//                                             disagrees with the others':
+//                                             oneDNN's reorder of that
+//                                             operand alone, between its
+//                                             layout and row-major
 //
 // so that report.py can give each layout's GB/s as a ratio to the dense case
-// of the same shape and to the plain loop. Bytes count every operand as
-// stored (a broadcast operand once) plus dst, as for the suite.
+// of the same shape and to the plain loop, and to what a oneDNN user would
+// run in its place: a reorder into the common layout, then the dense Select.
+// Bytes count every operand as stored (a broadcast operand once) plus dst,
+// as for the suite; reorder_onednn counts the case's bytes too, so that its
+// GB/s ratio to another is a ratio of times.
 #include <cstring>
 #include <map>
 #include <memory>
@@ -16,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
 #include "bench_harness.hpp"
@@ -33,6 +42,8 @@ struct layout_case {
     dims_t dims[4];     ///< cond, src_0, src_1, dst
     dims_t order[4];    ///< memory order, outermost first; empty: row-major
     bool dense = false; ///< every operand row-major (the reference case)
+    /// The one operand whose layout disagrees with the others' (-1: none).
+    int odd = -1;
 };
 
 // NCHW dims stored channels-last: N, H, W, C from outermost.
@@ -58,23 +69,33 @@ const std::vector<layout_case> &layout_cases() {
         { "L4",
           "src_0 NHWC, rest NCHW",
           { act, act, act, act },
-          { {}, nhwc, {}, {} } },
+          { {}, nhwc, {}, {} },
+          false,
+          op_src0 },
         { "L5",
           "dst NHWC, rest NCHW",
           { act, act, act, act },
-          { {}, {}, {}, nhwc } },
+          { {}, {}, {}, nhwc },
+          false,
+          op_dst },
         { "L6",
           "[2048,2048] src_0 transposed",
           { sq, sq, sq, sq },
-          { {}, { 1, 0 }, {}, {} } },
+          { {}, { 1, 0 }, {}, {} },
+          false,
+          op_src0 },
         { "L7",
           "[2048,2048] cond transposed",
           { sq, sq, sq, sq },
-          { { 1, 0 }, {}, {}, {} } },
+          { { 1, 0 }, {}, {}, {} },
+          false,
+          op_cond },
         { "L8",
           "scores [4,16,256,256] last two dims swapped, mask, 0-D src_1",
           { mask, att, {}, att },
-          { {}, { 0, 1, 3, 2 }, {}, {} } },
+          { {}, { 0, 1, 3, 2 }, {}, {} },
+          false,
+          op_src0 },
     };
     return cases;
 }
@@ -217,7 +238,63 @@ layout_data &layout_data_for(const layout_case &lc, dtype t, bool dense) {
     return *d;
 }
 
-enum class layout_impl { selgraph, dense, loop };
+/// oneDNN's reorder of a case's odd operand between its own layout and
+/// row-major (an input out of its layout, dst into it), on two buffers of
+/// its own.
+struct onednn_reorder {
+    dnnl::engine eng { dnnl::engine::kind::cpu, 0 };
+    dnnl::stream strm { eng };
+    dnnl::memory from, to;
+    dnnl::reorder prim;
+    std::string impl;
+
+    onednn_reorder(const layout_case &lc, dtype t) {
+        using dt = dnnl::memory::data_type;
+        const int op = lc.odd;
+        const dims_t &d = lc.dims[op];
+        const dt type = op == op_cond      ? dt::u8
+                        : t == dtype::bf16 ? dt::bf16
+                                           : dt::f32;
+        const dnnl::memory::desc own(d, type, strides_of(d, lc.order[op]));
+        const dnnl::memory::desc plain(d, type, strides_of(d, dims_t()));
+        const bool input = op != op_dst;
+        const dnnl::reorder::primitive_desc pd(eng, input ? own : plain, eng,
+                                               input ? plain : own);
+        from = dnnl::memory(pd.src_desc(), eng);
+        to = dnnl::memory(pd.dst_desc(), eng);
+        std::memset(from.get_data_handle(), 0x3c, pd.src_desc().get_size());
+        std::memset(to.get_data_handle(), 0, pd.dst_desc().get_size());
+        prim = dnnl::reorder(pd);
+        impl = pd.impl_info_str();
+    }
+    void run() {
+        prim.execute(strm, from, to);
+        strm.wait();
+    }
+};
+
+/// The reorder of `lc` in type `t`, made once; null with `why` where
+/// oneDNN has none.
+onednn_reorder *reorder_for(const layout_case &lc, dtype t, std::string &why) {
+    static std::map<std::string, std::unique_ptr<onednn_reorder>> cache;
+    auto &r = cache[lc.id + dtype_name(t)];
+    if (!r) {
+        try {
+            r = std::make_unique<onednn_reorder>(lc, t);
+        } catch (const dnnl::error &e) {
+            why = std::string("oneDNN reorder: ") + e.what();
+            return nullptr;
+        }
+    }
+    return r.get();
+}
+
+const char *operand_name(int op) {
+    static const char *names[] = { "cond", "src_0", "src_1", "dst" };
+    return names[op];
+}
+
+enum class layout_impl { selgraph, dense, loop, reorder };
 
 void bm_layout(benchmark::State &st, const layout_case *lc, dtype t, int nthr,
                layout_impl kind, selgraph::cpu_isa isa) {
@@ -226,6 +303,23 @@ void bm_layout(benchmark::State &st, const layout_case *lc, dtype t, int nthr,
     layout_data &d = layout_data_for(*lc, t, dense);
     std::function<void()> fn;
     bool fresh = false;
+    if (kind == layout_impl::reorder) {
+        // Not a Select: no oracle to check; the case's bytes, so that GB/s
+        // ratios are time ratios.
+        std::string why;
+        onednn_reorder *r = reorder_for(*lc, t, why);
+        if (!r) {
+            st.SkipWithError(why.c_str());
+            return;
+        }
+        st.SetLabel(std::string("oneDNN reorder of ") + operand_name(lc->odd)
+                    + " alone (" + r->impl + ")");
+        fn = [r] { r->run(); };
+        fn();
+        time_loop(st, fn);
+        set_counters(st, d.bytes(*lc), product(lc->dims[op_dst]), nthr);
+        return;
+    }
     if (kind == layout_impl::loop) {
         fn = [&d, nthr] { d.run_loop(d.buf[op_dst].get(), nthr); };
         st.SetLabel("plain OpenMP loop over the case's strides");
@@ -287,6 +381,14 @@ void register_layouts() {
                             bm_layout(st, &lc, t, nthr, layout_impl::loop,
                                       selgraph::cpu_isa::isa_all);
                         }));
+                if (lc.odd >= 0)
+                    finish(benchmark::RegisterBenchmark(
+                            (base + "reorder_onednn").c_str(),
+                            [&lc, t, nthr](benchmark::State &st) {
+                                bm_layout(st, &lc, t, nthr,
+                                          layout_impl::reorder,
+                                          selgraph::cpu_isa::isa_all);
+                            }));
             }
 }
 

@@ -211,11 +211,22 @@ def layout_table(med, errors):
     return rows
 
 
+def x_reorder_dense(g):
+    """selgraph (AVX-512) against oneDNN's reorder of the odd operand
+    followed by the dense Select (AVX-512): a ratio of times, since every
+    entry of a case counts the same bytes; None without a reorder."""
+    a5, d5, r = (g.get("selgraph_avx512"), g.get("dense_avx512"),
+                 g.get("reorder_onednn"))
+    if not (a5 and d5 and r):
+        return None
+    return a5 * (1.0 / r + 1.0 / d5)
+
+
 def markdown_layouts(rows):
     out = ["| case | type | threads | AVX-512 GB/s | dense AVX-512 | "
            "x dense | AVX2 GB/s | dense AVX2 | x dense | loop_nd | "
-           "x loop | kernel |",
-           "|" + "---|" * 12]
+           "x loop | reorder_onednn | x (reorder + dense) | kernel |",
+           "|" + "---|" * 14]
     for k in sorted(rows, key=lambda k: (k[0], case_key(k[1]),
                                          type_key(k[2]))):
         g = rows[k]["gbps"]
@@ -229,6 +240,9 @@ def markdown_layouts(rows):
             fmt(a5 / d5, "{:.2f}") if a5 and d5 else "—", fmt(a2), fmt(d2),
             fmt(a2 / d2, "{:.2f}") if a2 and d2 else "—", fmt(lp),
             fmt(a5 / lp, "{:.2f}") if a5 and lp else "—",
+            fmt(g.get("reorder_onednn")),
+            fmt(x_reorder_dense(g), "{:.2f}")
+            if x_reorder_dense(g) else "—",
             "`" + kernel + "`"]) + " |")
     out.append("")
     return "\n".join(out)
@@ -441,7 +455,9 @@ def main():
     lrows = layout_table(med, errors)
     if lrows:
         md.append("### Layouts: GB/s against the dense case of the same "
-                  "shape and the plain loop over the same strides\n")
+                  "shape, the plain loop over the same strides, and "
+                  "oneDNN's reorder of the odd operand plus the dense "
+                  "Select\n")
         md.append(markdown_layouts(lrows))
     lat_md, lat = markdown_latency(med)
     md.append("### Latency: execute of tiny f32 tensors (median per call)\n")
@@ -462,6 +478,10 @@ def main():
             if isa == "avx512" and a and lp and a < T_LOOP * lp:
                 miss.append(f"- {k[1]} {k[2]} t{k[0]}: {a / lp:.2f} of the "
                             "plain loop")
+            xr = x_reorder_dense(g)
+            if isa == "avx512" and xr and xr < T_LOOP:
+                miss.append(f"- {k[1]} {k[2]} t{k[0]}: {xr:.2f} of oneDNN's "
+                            "reorder plus the dense Select")
     md.append("### Targets missed in this run\n")
     md.append("\n".join(miss) if miss else "None.")
     md.append("")
