@@ -233,6 +233,7 @@ def markdown_layouts(rows):
         a5, d5 = g.get("selgraph_avx512"), g.get("dense_avx512")
         a2, d2 = g.get("selgraph_avx2"), g.get("dense_avx2")
         lp = g.get("loop_nd")
+        xr = x_reorder_dense(g)
         label = rows[k]["label"].get("selgraph_avx512", "")
         kernel = label.split(" ")[1] if " " in label else label
         out.append("| " + " | ".join([
@@ -241,8 +242,7 @@ def markdown_layouts(rows):
             fmt(a2 / d2, "{:.2f}") if a2 and d2 else "—", fmt(lp),
             fmt(a5 / lp, "{:.2f}") if a5 and lp else "—",
             fmt(g.get("reorder_onednn")),
-            fmt(x_reorder_dense(g), "{:.2f}")
-            if x_reorder_dense(g) else "—",
+            fmt(xr, "{:.2f}") if xr else "—",
             "`" + kernel + "`"]) + " |")
     out.append("")
     return "\n".join(out)

@@ -8,15 +8,30 @@
 namespace selgraph {
 namespace impl {
 
+namespace {
+
+// "+c:<name>" ... "+d:<name>" for the plan's transposing kernels, with
+// `dst_tr` as dst's.
+std::string transposes_str(const select_plan &plan,
+                           const transpose_kernel *dst_tr) {
+    const char *names[n_operands] = { "c", "a", "b", "d" };
+    std::string s;
+    for (int i = 0; i < n_operands; ++i) {
+        const transpose_kernel *t = i == op_dst ? dst_tr : plan.transpose[i];
+        if (t)
+            s += std::string("+") + names[i] + ":" + t->name();
+    }
+    return s;
+}
+
+} // namespace
+
 std::string select_plan::kernel_str() const {
     if (!kernel)
         return "ref_nd";
     std::string s = kernel_nt ? kernel->name() + "|" + kernel_nt->name()
                               : kernel->name();
-    const char *names[n_operands] = { "c", "a", "b", "d" };
-    for (int i = 0; i < n_operands; ++i)
-        if (transpose[i])
-            s += std::string("+") + names[i] + ":" + transpose[i]->name();
+    s += transposes_str(*this, transpose[op_dst]);
     if (transpose_dst_nt)
         s += "|" + transpose_dst_nt->name();
     return s;
@@ -25,16 +40,10 @@ std::string select_plan::kernel_str() const {
 std::string select_plan::kernel_str(const executed &e) const {
     if (!e.kernel)
         return "ref_nd";
-    std::string s = e.kernel->name();
-    const char *names[n_operands] = { "c", "a", "b", "d" };
-    for (int i = 0; i < n_operands; ++i) {
-        const transpose_kernel *t = i == op_dst && e.nt && transpose_dst_nt
-                                            ? transpose_dst_nt
-                                            : transpose[i];
-        if (t)
-            s += std::string("+") + names[i] + ":" + t->name();
-    }
-    return s;
+    return e.kernel->name()
+           + transposes_str(*this, e.nt && transpose_dst_nt
+                                           ? transpose_dst_nt
+                                           : transpose[op_dst]);
 }
 
 size_t select_touched_bytes(const select_nd &p) {

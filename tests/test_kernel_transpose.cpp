@@ -263,33 +263,28 @@ TEST_P(kernel_transpose, NonTemporalStagedBlocksBitExact) {
 }
 
 TEST_P(kernel_transpose, OneKernelPerKeyAcrossThreads) {
-    for (const auto &[w, nt] : { std::pair<int, uint8_t>(1, 0),
-                                 { 2, 0 },
-                                 { 4, 0 },
-                                 { 8, 0 },
-                                 { 1, 1 },
-                                 { 2, 1 },
-                                 { 4, 1 },
-                                 { 8, 1 } }) {
-        const si::transpose_key key { kisa(), uint8_t(w), nt };
-        const si::transpose_kernel *got[4] = {};
-        std::vector<std::thread> ts;
-        for (int t = 0; t < 4; ++t)
-            ts.emplace_back([&, t] { got[t] = si::get_transpose_kernel(key); });
-        for (auto &t : ts)
-            t.join();
-        ASSERT_NE(got[0], nullptr);
-        for (const auto *p : got)
-            EXPECT_EQ(p, got[0]);
-        EXPECT_EQ(got[0]->name(), si::transpose_kernel_name(key));
-        EXPECT_EQ(got[0]->name(), std::string(si::kernel_isa2str(kisa()))
-                                          + "_tr_e" + std::to_string(w)
-                                          + (nt ? "_nt" : ""));
-        // A kernel made apart is another, equivalent one.
-        const auto own = si::create_jit_transpose_kernel(key);
-        EXPECT_NE(own.get(), got[0]);
-        EXPECT_EQ(own->name(), got[0]->name());
-    }
+    for (int w : elem_sizes)
+        for (uint8_t nt : { 0, 1 }) {
+            const si::transpose_key key { kisa(), uint8_t(w), nt };
+            const si::transpose_kernel *got[4] = {};
+            std::vector<std::thread> ts;
+            for (int t = 0; t < 4; ++t)
+                ts.emplace_back(
+                        [&, t] { got[t] = si::get_transpose_kernel(key); });
+            for (auto &t : ts)
+                t.join();
+            ASSERT_NE(got[0], nullptr);
+            for (const auto *p : got)
+                EXPECT_EQ(p, got[0]);
+            EXPECT_EQ(got[0]->name(), si::transpose_kernel_name(key));
+            EXPECT_EQ(got[0]->name(), std::string(si::kernel_isa2str(kisa()))
+                                              + "_tr_e" + std::to_string(w)
+                                              + (nt ? "_nt" : ""));
+            // A kernel made apart is another, equivalent one.
+            const auto own = si::create_jit_transpose_kernel(key);
+            EXPECT_NE(own.get(), got[0]);
+            EXPECT_EQ(own->name(), got[0]->name());
+        }
 }
 
 using tr_abi_harness =
