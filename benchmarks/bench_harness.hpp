@@ -25,8 +25,9 @@ void set_counters(benchmark::State &st, int64_t bytes, int64_t elems,
 /// their aggregates (median, mean, stddev, cv, min).
 void finish(benchmark::internal::Benchmark *b);
 
-/// The layout cases L1..L8 (bench_layouts.cpp).
-void register_layouts();
+/// The layout cases L1..L8 (bench_layouts.cpp), their outermost dim times
+/// `scale` (--sg_layout_scale; 1: the shapes of docs/performance.md).
+void register_layouts(int scale);
 
 } // namespace sgbench
 

@@ -49,11 +49,14 @@ struct layout_case {
 // NCHW dims stored channels-last: N, H, W, C from outermost.
 const dims_t nhwc = { 0, 2, 3, 1 };
 
-const std::vector<layout_case> &layout_cases() {
-    const dims_t act = { 16, 64, 56, 56 }, chan = { 1, 64, 1, 1 };
-    const dims_t sq = { 2048, 2048 };
-    const dims_t att = { 4, 16, 256, 256 }, mask = { 1, 1, 256, 256 };
-    static const std::vector<layout_case> cases = {
+// `scale` multiplies the outermost dim of the operands that are not
+// broadcast along it: N of the activations, the rows of the [2048, 2048]
+// matrices, the batch of the scores.
+std::vector<layout_case> layout_cases(int64_t scale) {
+    const dims_t act = { 16 * scale, 64, 56, 56 }, chan = { 1, 64, 1, 1 };
+    const dims_t sq = { 2048 * scale, 2048 };
+    const dims_t att = { 4 * scale, 16, 256, 256 }, mask = { 1, 1, 256, 256 };
+    return {
         { "L1",
           "all NHWC",
           { act, act, act, act },
@@ -97,7 +100,6 @@ const std::vector<layout_case> &layout_cases() {
           false,
           op_src0 },
     };
-    return cases;
 }
 
 dims_t strides_of(const dims_t &d, const dims_t &order) {
@@ -353,10 +355,12 @@ void bm_layout(benchmark::State &st, const layout_case *lc, dtype t, int nthr,
 
 } // namespace
 
-void register_layouts() {
+void register_layouts(int scale) {
     const selgraph::cpu_isa isas[] = { selgraph::cpu_isa::avx512_core,
                                        selgraph::cpu_isa::avx2 };
-    for (const layout_case &lc : layout_cases())
+    // Registered benchmarks keep pointers into it.
+    static const std::vector<layout_case> cases = layout_cases(scale);
+    for (const layout_case &lc : cases)
         for (dtype t : { dtype::f32, dtype::bf16 })
             for (int nthr : thread_counts()) {
                 const std::string base = lc.id + "/" + dtype_name(t) + "/t"

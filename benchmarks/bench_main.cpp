@@ -20,8 +20,12 @@
 // report.py use the medians.
 //
 // Options (besides Google Benchmark's): --sg_reps=N (default 5),
-// --sg_min_time=S seconds per repetition (default 0.1).
+// --sg_min_time=S seconds per repetition (default 0.1), --sg_layout_scale=K
+// (default 1): the layout cases with their outermost dim K times larger, to
+// measure them beyond the caches of a machine whose L3 holds the default
+// shapes.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -44,6 +48,7 @@ namespace sgbench {
 
 int g_reps = 5;
 double g_min_time = 0.1;
+int g_layout_scale = 1;
 
 namespace {
 
@@ -459,7 +464,18 @@ void parse_own_flags(int &argc, char **argv) {
             g_reps = std::max(1, std::atoi(s.c_str() + 10));
         else if (s.rfind("--sg_min_time=", 0) == 0)
             g_min_time = std::atof(s.c_str() + 14);
-        else
+        else if (s.rfind("--sg_layout_scale=", 0) == 0) {
+            g_layout_scale = std::atoi(s.c_str() + 18);
+            // At 16 one f32 layout case holds 1.7 GB (its buffers, its
+            // dense twin's and their oracles' dst).
+            if (g_layout_scale < 1 || g_layout_scale > 16) {
+                std::fprintf(stderr,
+                             "--sg_layout_scale: %s is not a whole number "
+                             "from 1 to 16\n",
+                             s.c_str() + 18);
+                std::exit(2);
+            }
+        } else
             argv[out++] = argv[i];
     }
     argc = out;
@@ -492,9 +508,10 @@ int main(int argc, char **argv) {
                                 std::to_string(omp_get_num_procs()));
     benchmark::AddCustomContext("reps", std::to_string(g_reps));
     benchmark::AddCustomContext("min_time_s", std::to_string(g_min_time));
+    benchmark::AddCustomContext("layout_scale", std::to_string(g_layout_scale));
     register_suite();
     register_midsize();
-    register_layouts();
+    register_layouts(g_layout_scale);
     register_latency();
     register_compile();
     benchmark::RunSpecifiedBenchmarks();

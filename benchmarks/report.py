@@ -458,6 +458,13 @@ def main():
                   "shape, the plain loop over the same strides, and "
                   "oneDNN's reorder of the odd operand plus the dense "
                   "Select\n")
+        scale = ctx.get("layout_scale", "1")
+        if scale != "1":
+            md.append(f"Shapes scaled by --sg_layout_scale={scale}: the "
+                      "outermost dim of every operand not broadcast along "
+                      f"it is {scale}x the default's (the activations' N, "
+                      "the rows of the [2048, 2048] matrices, the scores' "
+                      "batch).\n")
         md.append(markdown_layouts(lrows))
     lat_md, lat = markdown_latency(med)
     md.append("### Latency: execute of tiny f32 tensors (median per call)\n")
