@@ -211,6 +211,12 @@ def layout_table(med, errors):
     return rows
 
 
+def code_cell(s):
+    """s as code in a table cell: '|' escaped, which a code span does not
+    protect in a table row."""
+    return "`" + s.replace("|", "\\|") + "`"
+
+
 def x_reorder_dense(g):
     """selgraph (AVX-512) against oneDNN's reorder of the odd operand
     followed by the dense Select (AVX-512): a ratio of times, since every
@@ -243,7 +249,7 @@ def markdown_layouts(rows):
             fmt(a5 / lp, "{:.2f}") if a5 and lp else "—",
             fmt(g.get("reorder_onednn")),
             fmt(xr, "{:.2f}") if xr else "—",
-            "`" + kernel + "`"]) + " |")
+            code_cell(kernel)]) + " |")
     out.append("")
     return "\n".join(out)
 
@@ -317,7 +323,7 @@ def markdown_compile(med):
         out.append("| " + " | ".join([
             k[0], k[1], k[2].replace("selgraph_", ""),
             fmt(v.get("cold"), "{:.1f}"), fmt(v.get("warm"), "{:.2f}"),
-            "`" + label.replace("|", "\\|") + "`"]) + " |")
+            code_cell(label)]) + " |")
     out.append("")
     return "\n".join(out), comp
 
