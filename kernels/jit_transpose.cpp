@@ -26,6 +26,13 @@
 // (docs/performance.md); presumably an L2 prefetch does not hold one of the
 // core's few L1 miss buffers for a whole DRAM round trip.
 //
+// Prefetch in address order (pf_next, pf_next_bytes): where the caller
+// knows the next tile's source as one contiguous block, the kernel spreads
+// its lines over the full register tiles of this call (pf_step lines per
+// tile, computed in the preamble from rows, cols and the tile geometry),
+// prefetching into L2 in address order, a pattern DRAM serves far better
+// than the tiles' short runs (docs/performance.md, layouts).
+//
 // Non-temporal variant (key.nt_stores): a dst row piece of one register
 // tile is 16 bytes or less, and streaming stores of parts of a line leave
 // it to the write-combining buffers, which flush half-filled lines. So
@@ -125,7 +132,9 @@ private:
     // staging block (at most 64 rows of 64 bytes) follows, 64-byte aligned.
     static constexpr int stk_c0 = 0, stk_rows = 8, stk_cols = 16;
     static constexpr int stk_pf_dist = 24, stk_pf = 32, stk_stage = 40;
-    static constexpr int stk_slots = 48;
+    // The linear prefetch: next line, end, lines per full register tile.
+    static constexpr int stk_nx = 48, stk_nx_end = 56, stk_nx_step = 64;
+    static constexpr int stk_slots = 72;
     static constexpr int stage_max = 64 * 64;
     static constexpr int pf_ahead = 32; // columns
     const Opmask k_rows_ = k1;
@@ -298,6 +307,7 @@ private:
             else
                 vmovdqu(Ymm(l), line_addr(l));
         }
+        next_prefetch();
         // The lines pf_ahead columns on (reg_p_ is set again by the next
         // tile).
         Label l_no_pf;
@@ -346,6 +356,58 @@ private:
                     vmovhps(a, Xmm(x));
             }
         }
+    }
+
+    // This register tile's share of the linear prefetch: up to
+    // [rsp + stk_nx_step] lines from [rsp + stk_nx], below its end.
+    void next_prefetch() {
+        Label l_loop, l_done;
+        mov(reg_tmp_, ptr[rsp + stk_nx_step]);
+        test(reg_tmp_, reg_tmp_);
+        jz(l_done, T_NEAR);
+        mov(reg_tmp2_, ptr[rsp + stk_nx]);
+        L(l_loop);
+        cmp(reg_tmp2_, ptr[rsp + stk_nx_end]);
+        jae(l_done, T_NEAR);
+        prefetcht2(ptr[reg_tmp2_]);
+        add(reg_tmp2_, 64);
+        mov(ptr[rsp + stk_nx], reg_tmp2_);
+        dec(reg_tmp_);
+        jnz(l_loop, T_NEAR);
+        L(l_done);
+    }
+
+    // Preamble: the linear prefetch's start, end and lines per full
+    // register tile, ceil(lines / full tiles) (0: none).
+    void init_next_prefetch() {
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        Label l_none, l_set;
+        mov(qword[rsp + stk_nx_step], 0);
+        mov(reg_tmp_, arg(offsetof(transpose_call_args, pf_next)));
+        mov(ptr[rsp + stk_nx], reg_tmp_);
+        add(reg_tmp_, arg(offsetof(transpose_call_args, pf_next_bytes)));
+        mov(ptr[rsp + stk_nx_end], reg_tmp_);
+        // Full register tiles: (rows / tr_) * (cols / kc_), at least 1.
+        mov(reg_tmp2_, arg(offsetof(transpose_call_args, rows)));
+        shr(reg_tmp2_, ilog2(tr_));
+        mov(reg_tmp_, arg(offsetof(transpose_call_args, cols)));
+        shr(reg_tmp_, ilog2(kc_));
+        imul(reg_tmp2_, reg_tmp_);
+        test(reg_tmp2_, reg_tmp2_);
+        jnz(l_set, T_NEAR);
+        mov(reg_tmp2_, 1);
+        L(l_set);
+        // (rdx is free: reg_ld3_ is set after this.)
+        mov(rax, arg(offsetof(transpose_call_args, pf_next_bytes)));
+        test(rax, rax);
+        jz(l_none, T_NEAR);
+        add(rax, 63);
+        shr(rax, 6);
+        lea(rax, ptr[rax + reg_tmp2_ - 1]);
+        xor_(edx, edx);
+        div(reg_tmp2_);
+        mov(ptr[rsp + stk_nx_step], rax);
+        L(l_none);
     }
 
     // A block of tr_ rows by sb_ columns through the staging block: its
@@ -575,6 +637,7 @@ private:
         push(r14);
         push(r15);
         sub(rsp, stk_size());
+        init_next_prefetch();
         mov(reg_ld_, arg(offsetof(transpose_call_args, src_ld)));
         lea(reg_ld3_, ptr[reg_ld_ + reg_ld_ * 2]);
         mov(reg_dld_, arg(offsetof(transpose_call_args, dst_ld)));

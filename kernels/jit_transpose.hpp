@@ -5,7 +5,8 @@
 // contiguous along c (one row of `cols` elements per r, rows dst_ld bytes
 // apart). It reads and writes exactly those elements, no byte besides;
 // it may also prefetch (a hint that never faults) lines of the columns
-// [cols, pf_cols) at the same rows, which the caller vouches for.
+// [cols, pf_cols) at the same rows, and the bytes [pf_next, pf_next +
+// pf_next_bytes) in address order, which the caller vouches for.
 // Raw bits move: NaN payloads survive. No alignment is assumed; src_ld and
 // dst_ld are any positive byte counts (multiples of w). The kernels run in
 // register tiles (kernels/jit_transpose.cpp); R a multiple of 64 / w

@@ -21,6 +21,12 @@ struct transpose_call_args {
     /// ahead of the ones they load, never at or past pf_cols (<= cols:
     /// nothing beyond the tile). The reference ignores it.
     uint64_t pf_cols;
+    /// A second prefetch, in address order: the bytes [pf_next, pf_next +
+    /// pf_next_bytes), which the caller vouches for (the next tile of the
+    /// same operand), spread evenly over the JIT kernels' full register
+    /// tiles, one line at a time. 0 bytes: none. The reference ignores it.
+    const void *pf_next = nullptr;
+    uint64_t pf_next_bytes = 0;
 };
 
 /// dst(r, c) = src(r, c) for every r < rows, c < cols; elem_size 1, 2, 4

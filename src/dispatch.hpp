@@ -75,9 +75,14 @@ int plan_threads(const select_plan &plan, int nthreads);
 
 /// The tiles of a folded problem with transposed operands, run on
 /// `nthreads` threads: rows along its tile dim by columns along its inner
-/// dim (the scratch holds one tile of each transposed operand).
+/// dim, each run in strips of `strip` rows (the scratch holds one strip of
+/// each transposed operand). `stream`: every transposed input's tile is one
+/// contiguous block, and each tile prefetches the next one's in address
+/// order (docs/design.md, Threads).
 struct tile_shape {
     int64_t rows, cols;
+    int64_t strip = 0; ///< rows per strip; 0: the whole tile
+    bool stream = false;
 };
 tile_shape plan_tiles(const select_folded &f, int nthreads);
 

@@ -98,8 +98,9 @@ struct tiled_runner {
     const transpose_kernel *tr[n_operands]; // null: not transposed
     int64_t esize[n_operands];
     int64_t ld[n_operands] = {}; // scratch row stride per transposed operand
-    int64_t tile_rows = 1, tile_cols = 1, scratch = 0;
+    int64_t tile_rows = 1, tile_cols = 1, strip = 1, scratch = 0;
     int64_t n_rb = 1, n_cb = 1, outer = 1;
+    bool stream = false;
 
     tiled_runner(const select_folded &af, select_kernel_fn afn,
                  const char *const *abase, const int64_t *const *astride,
@@ -115,6 +116,8 @@ struct tiled_runner {
         const tile_shape ts = plan_tiles(f, nthreads);
         tile_rows = ts.rows;
         tile_cols = ts.cols;
+        strip = ts.strip > 0 ? ts.strip : ts.rows;
+        stream = ts.stream;
         const int nd = f.ndims;
         const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
         for (int i = 0; i < n_operands; ++i) {
@@ -125,7 +128,7 @@ struct tiled_runner {
             ld[i] = tile_cols * esize[i];
             if (ld[i] % 512 == 0)
                 ld[i] += 64;
-            scratch += (tile_rows * ld[i] + 63) / 64 * 64;
+            scratch += (strip * ld[i] + 63) / 64 * 64;
         }
         n_rb = (rows + tile_rows - 1) / tile_rows;
         n_cb = (inner + tile_cols - 1) / tile_cols;
@@ -178,66 +181,100 @@ struct tiled_runner {
     // Tiles [i0, i1).
     void run(int64_t i0, int64_t i1) const {
         char *const scr = thread_scratch();
-        const int nd = f.ndims;
-        const int td = nd - 2, in = nd - 1;
         for (int64_t it = i0; it < i1; ++it) {
             const tile tl = tile_at(it);
-            const int64_t nr = tl.nr, nc = tl.nc;
-            const int64_t *off = tl.off;
-            const void *ptr[n_operands];
-            int64_t row_stride[n_operands];
-            char *sp = scr;
-            for (int i = 0; i < n_operands; ++i) {
-                ptr[i] = base[i] + off[i];
-                row_stride[i] = stride[i][td];
+            // Streaming: the next tile's block of each transposed input,
+            // its lines prefetched in address order over this tile's strips.
+            const char *next[n_operands] = {};
+            int64_t next_bytes[n_operands] = {};
+            if (stream && it + 1 < i1) {
+                const tile tn = tile_at(it + 1);
+                for (int i = 0; i < op_dst; ++i)
+                    if (tr[i]) {
+                        next[i] = base[i] + tn.off[i];
+                        next_bytes[i] = tn.nc * stride[i][f.ndims - 1];
+                    }
             }
-            for (int i = 0; i < op_dst; ++i) {
-                if (!tr[i])
-                    continue;
-                transpose_call_args t;
-                t.src = ptr[i];
-                t.dst = sp;
-                t.rows = static_cast<uint64_t>(nr);
-                t.cols = static_cast<uint64_t>(nc);
-                t.src_ld = stride[i][in];
-                t.dst_ld = ld[i];
+            const int64_t n_strips = (tl.nr + strip - 1) / strip;
+            for (int64_t s = 0; s < n_strips; ++s)
+                run_strip(tl, s, scr, next, next_bytes, n_strips);
+        }
+    }
+
+    // Strip `s` of tile `tl`: its rows [s * strip, ...) by all its
+    // columns; with streaming, share s of the next tile's prefetch.
+    void run_strip(const tile &tl, int64_t s, char *scr,
+                   const char *const *next, const int64_t *next_bytes,
+                   int64_t n_strips) const {
+        const int nd = f.ndims;
+        const int td = nd - 2, in = nd - 1;
+        const int64_t r0 = s * strip;
+        const int64_t nr = std::min(strip, tl.nr - r0), nc = tl.nc;
+        const void *ptr[n_operands];
+        int64_t row_stride[n_operands];
+        char *sp = scr;
+        for (int i = 0; i < n_operands; ++i) {
+            ptr[i] = base[i] + tl.off[i] + r0 * stride[i][td];
+            row_stride[i] = stride[i][td];
+        }
+        for (int i = 0; i < op_dst; ++i) {
+            if (!tr[i])
+                continue;
+            transpose_call_args t;
+            t.src = ptr[i];
+            t.dst = sp;
+            t.rows = static_cast<uint64_t>(nr);
+            t.cols = static_cast<uint64_t>(nc);
+            t.src_ld = stride[i][in];
+            t.dst_ld = ld[i];
+            if (stream) {
+                // This strip's share of the next tile's block, in lines.
+                const int64_t lines = (next_bytes[i] + 63) / 64;
+                const int64_t l0 = lines * s / n_strips;
+                const int64_t l1 = lines * (s + 1) / n_strips;
+                const int64_t b0 = std::min(l0 * 64, next_bytes[i]);
+                const int64_t b1 = std::min(l1 * 64, next_bytes[i]);
+                t.pf_next = next[i] ? next[i] + b0 : nullptr;
+                t.pf_next_bytes = static_cast<uint64_t>(next[i] ? b1 - b0 : 0);
+            } else {
                 // The operand's columns from c0 on, at these rows.
                 t.pf_cols = static_cast<uint64_t>(f.dims[in] - tl.c0);
-                tr[i]->fn()(&t);
-                ptr[i] = sp;
-                row_stride[i] = ld[i];
-                sp += (tile_rows * ld[i] + 63) / 64 * 64;
             }
-            if (tr[op_dst]) {
-                ptr[op_dst] = sp;
-                row_stride[op_dst] = ld[op_dst];
-            }
-            select_call_args a;
-            a.cond = ptr[op_cond];
-            a.src0 = ptr[op_src0];
-            a.src1 = ptr[op_src1];
-            a.dst = const_cast<void *>(ptr[op_dst]);
-            a.n = static_cast<uint64_t>(nc);
-            a.rows = static_cast<uint64_t>(nr);
-            a.cond_stride = row_stride[op_cond];
-            a.src0_stride = row_stride[op_src0];
-            a.src1_stride = row_stride[op_src1];
-            a.dst_stride = row_stride[op_dst];
-            fn(&a);
-            if (tr[op_dst]) {
-                // The scratch tile, rows x columns, into dst, contiguous
-                // along the rows: the same transpose with the roles of
-                // rows and columns swapped.
-                transpose_call_args t;
-                t.src = sp;
-                t.dst = const_cast<char *>(base[op_dst]) + off[op_dst];
-                t.rows = static_cast<uint64_t>(nc);
-                t.cols = static_cast<uint64_t>(nr);
-                t.src_ld = ld[op_dst];
-                t.dst_ld = stride[op_dst][in];
-                t.pf_cols = 0; // the scratch: no prefetch
-                tr[op_dst]->fn()(&t);
-            }
+            tr[i]->fn()(&t);
+            ptr[i] = sp;
+            row_stride[i] = ld[i];
+            sp += (strip * ld[i] + 63) / 64 * 64;
+        }
+        if (tr[op_dst]) {
+            ptr[op_dst] = sp;
+            row_stride[op_dst] = ld[op_dst];
+        }
+        select_call_args a;
+        a.cond = ptr[op_cond];
+        a.src0 = ptr[op_src0];
+        a.src1 = ptr[op_src1];
+        a.dst = const_cast<void *>(ptr[op_dst]);
+        a.n = static_cast<uint64_t>(nc);
+        a.rows = static_cast<uint64_t>(nr);
+        a.cond_stride = row_stride[op_cond];
+        a.src0_stride = row_stride[op_src0];
+        a.src1_stride = row_stride[op_src1];
+        a.dst_stride = row_stride[op_dst];
+        fn(&a);
+        if (tr[op_dst]) {
+            // The scratch strip, rows x columns, into dst, contiguous
+            // along the rows: the same transpose with the roles of rows
+            // and columns swapped.
+            transpose_call_args t;
+            t.src = sp;
+            t.dst = const_cast<char *>(base[op_dst]) + tl.off[op_dst]
+                    + r0 * stride[op_dst][td];
+            t.rows = static_cast<uint64_t>(nc);
+            t.cols = static_cast<uint64_t>(nr);
+            t.src_ld = ld[op_dst];
+            t.dst_ld = stride[op_dst][in];
+            t.pf_cols = 0; // the scratch: no prefetch
+            tr[op_dst]->fn()(&t);
         }
     }
 };
@@ -246,14 +283,14 @@ struct tiled_runner {
 
 tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // Measured on the layout benchmarks (docs/design.md, layouts in
-    // docs/performance.md). Panels: tiles that span the whole inner dim, so
-    // that the operands read as they are stream along whole rows (one run
-    // where they are dense), of min_rows rows (128; 64 when only 1-byte
-    // operands are transposed) or, with only 1-byte ones, up to 256 rows
-    // where they fit panel_budget, fewer (halving) while the panels would
-    // leave the busiest thread over 1.25x the mean. Where no panel fits:
-    // tiles of min_rows rows by as many columns as fit tile_budget, in row
-    // panels.
+    // docs/performance.md). Streaming tiles first (below). Panels: tiles that
+    // span the whole inner dim, so that the operands read as they are stream
+    // along whole rows (one run where they are dense), of min_rows rows (128;
+    // 64 when only 1-byte operands are transposed) or, with only 1-byte ones,
+    // up to 256 rows where they fit panel_budget, fewer (halving) while the
+    // panels would leave the busiest thread over 1.25x the mean. Where no panel
+    // fits: tiles of min_rows rows by as many columns as fit tile_budget, in
+    // row panels.
     constexpr int64_t panel_budget = 1024 * 1024;
     constexpr int64_t tile_budget = 128 * 1024;
     int64_t w_max = 0, w_sum = 0;
@@ -272,6 +309,30 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     for (int d = 0; d + 2 < nd; ++d)
         outer *= f.dims[d];
     const int64_t nthr = std::max(nthreads, 1);
+    // Streaming: where each transposed operand is an input whose lines
+    // hold the whole tile dim back to back, a tile of all rows and all
+    // columns is one contiguous block of it. Where those blocks together
+    // fit stream_budget (so that the next tile's, prefetched in address
+    // order, fit beside them in a 1 MiB L2) and the tiles balance the
+    // threads, each tile runs in strips of one AVX-512 register tile's
+    // rows (64 bytes of the narrowest transposed operand), a strip's
+    // scratch at most 1/16 of the budget, while the transposing kernels
+    // prefetch the next tile.
+    constexpr int64_t stream_budget = 256 * 1024;
+    bool blocks = f.mode[op_dst] != inner_mode::transposed;
+    int64_t w_min = 8;
+    for (int i = 0; i < op_dst; ++i)
+        if (f.mode[i] == inner_mode::transposed) {
+            const int64_t w = i == op_cond ? 1 : f.elem_size;
+            w_min = std::min(w_min, w);
+            blocks = blocks && f.strides[i][nd - 2] == w
+                     && f.strides[i][nd - 1] == rows * w;
+        }
+    if (blocks && rows * inner <= stream_budget / w_sum) {
+        const int64_t most = (outer + nthr - 1) / nthr;
+        if (4 * most * nthr <= 5 * outer)
+            return { rows, inner, std::min(rows, 64 / w_min), true };
+    }
     const int64_t min_rows =
             std::min(rows, w_max >= 2 ? int64_t(128) : int64_t(64));
     const int64_t max_rows = w_max >= 2 ? 128 : 256;

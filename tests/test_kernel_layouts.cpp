@@ -697,6 +697,45 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     EXPECT_EQ(t.cols, 56 * 56) << si::folded2str(f);
 }
 
+TEST(kernel_layouts_tiles, StreamingTiles) {
+    // Where every transposed input's lines hold the whole tile dim back to
+    // back and a tile of all rows and columns fits 256 KiB of them, tiles
+    // are whole matrices run in strips of 64 bytes of rows of the
+    // narrowest transposed operand, and stream (src/parallel_execute.cpp).
+    struct tc {
+        dims_t d;
+        int op, w, nthreads;
+        bool stream;
+        int64_t rows, cols, strip;
+    };
+    const std::vector<tc> cases = {
+        { { 64, 256, 256 }, 1, 4, 1, true, 256, 256, 16 }, // 256 KiB
+        { { 64, 256, 256 }, 1, 2, 2, true, 256, 256, 32 },
+        { { 64, 256, 256 }, 0, 4, 16, true, 256, 256, 64 }, // cond
+        { { 64, 256, 257 }, 1, 4, 1, false, 128, 257, 0 },  // 257 KiB
+        { { 8, 256, 256 }, 2, 8, 1, false, 128, 256, 0 },   // 512 KiB
+        { { 3, 128, 128 }, 1, 4, 2, false, 128, 128, 0 },   // 3 on 2 threads
+        { { 4, 100, 50 }, 2, 4, 2, true, 100, 50, 16 },
+        { { 4, 10, 50 }, 2, 4, 1, true, 10, 50, 10 },   // rows < strip
+        { { 4, 100, 50 }, 3, 4, 1, false, 100, 50, 0 }, // dst
+    };
+    for (const tc &c : cases) {
+        dims_t st[4];
+        st[c.op] = perm_strides(c.d, { 0, 2, 1 });
+        const si::select_folded f = si::fold_select(full_nd(c.d, st, c.w));
+        ASSERT_TRUE(f.has_transposed()) << si::folded2str(f);
+        const si::tile_shape t = si::plan_tiles(f, c.nthreads);
+        const std::string desc =
+                si::folded2str(f) + " nthreads " + std::to_string(c.nthreads);
+        EXPECT_EQ(t.stream, c.stream) << desc;
+        EXPECT_EQ(t.rows, c.rows) << desc;
+        EXPECT_EQ(t.cols, c.cols) << desc;
+        if (c.stream) {
+            EXPECT_EQ(t.strip, c.strip) << desc;
+        }
+    }
+}
+
 TEST_P(kernel_layouts, NamedLayouts) {
     // The layouts of the issue at small scale, every element size.
     auto &g = rng();

@@ -192,6 +192,49 @@ TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
         }
 }
 
+TEST_P(kernel_layouts_guard, StreamedTilesAgainstGuards) {
+    // Batches of matrices with one operand transposed in each: streamed
+    // tiles (whole matrices, in strips, each prefetching the next one's
+    // block in address order), every tensor against a guard page at either
+    // end, 1 and 2 threads, bit-exact against the reference.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 4, 2, 1, 8 })
+        for (int op : { 0, 1, 2 })
+            for (const dims_t &d : { dims_t { 5, 64, 48 }, dims_t { 6, 17, 33 },
+                                     dims_t { 4, 100, 7 } }) {
+                nd_spec s;
+                s.w = w;
+                s.dst_from_inputs = false;
+                s.dst = d;
+                for (int i = 0; i < 3; ++i)
+                    s.in[i] = d;
+                s.strides[op] = { d[1] * d[2], 1, d[1] };
+                const si::select_nd p = make_nd(s);
+                const si::select_plan plan = si::plan_select(p, 0);
+                const std::string desc =
+                        "operand " + std::to_string(op) + " " + nd_str(p);
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                if (!jit())
+                    continue;
+                for (int nthr : { 1, 2 }) {
+                    const si::tile_shape t = si::plan_tiles(plan.folded, nthr);
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(t.stream)
+                                      << "tiles " << t.rows << " x " << t.cols
+                                      << " not streamed",
+                              desc);
+                    guard_set gs(static_cast<size_t>(d[0] * d[1] * d[2] * w));
+                    ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+                    gs.fill(g, static_cast<size_t>(d[0] * d[1] * d[2] * w));
+                    for (bool at_end : { true, false })
+                        KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, nthr),
+                                  desc + (at_end ? " at end" : " at begin")
+                                          + " threads " + std::to_string(nthr));
+                }
+            }
+}
+
 SELGRAPH_INSTANTIATE_PER_ISA(kernel_layouts_guard);
 
 } // namespace

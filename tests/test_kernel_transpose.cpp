@@ -219,6 +219,43 @@ TEST_P(kernel_transpose, PrefetchBeyondTheTileKeepsResultsExact) {
     }
 }
 
+TEST_P(kernel_transpose, PrefetchOfTheNextBlockKeepsResultsExact) {
+    // pf_next / pf_next_bytes: a block prefetched in address order over the
+    // call's register tiles (the next tile of a streamed operand). The
+    // block is the source's own bytes after the tile, which ends right
+    // before a PROT_NONE page; sizes from none to more lines than the call
+    // has register tiles times 16, and an unaligned start. The tile's
+    // result must not change.
+    auto &g = rng();
+    int fails = 0;
+    for (const auto &[w, k] : kernels(kisa())) {
+        ASSERT_NE(k, nullptr);
+        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
+        for (uint64_t r : { uint64_t(1), uint64_t(tr), uint64_t(2 * tr + 1) })
+            for (uint64_t c :
+                 { uint64_t(1), uint64_t(tc), uint64_t(3 * tc + 5) })
+                for (int64_t next : { 0, 1, 64, 1000, 64 * 1024 + 7 }) {
+                    si::transpose_call_args a {};
+                    a.rows = r;
+                    a.cols = c;
+                    a.src_ld = static_cast<int64_t>(r * w);
+                    a.dst_ld = static_cast<int64_t>(c * w);
+                    const size_t tile = src_bytes(a, w);
+                    const size_t sb = tile + static_cast<size_t>(next);
+                    guarded_mem ms(sb);
+                    ASSERT_TRUE(ms.ok());
+                    uint8_t *src = ms.at_end(sb);
+                    a.pf_next = next ? src + tile + (next % 2) : nullptr;
+                    a.pf_next_bytes =
+                            static_cast<uint64_t>(next ? next - next % 2 : 0);
+                    std::vector<uint8_t> dst(dst_bytes(a, w));
+                    KT_EXPECT(fails, run_on(*k, w, a, src, dst.data(), g),
+                              case_str(*k, a) + " pf_next_bytes "
+                                      + std::to_string(a.pf_next_bytes));
+                }
+    }
+}
+
 TEST_P(kernel_transpose, NonTemporalStagedBlocksBitExact) {
     // The nt kernels stream whole blocks of sb columns (64 bytes of a dst
     // row, or a register tile where wider) through a staging block where
