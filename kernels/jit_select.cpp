@@ -406,8 +406,13 @@ private:
         jnz(l_row, T_NEAR);
 
         // Postamble.
-        if (key_.nt_stores)
+        if (key_.nt_stores) {
+            Label l_no_fence;
+            cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
+            je(l_no_fence, T_NEAR);
             sfence();
+            L(l_no_fence);
+        }
         vzeroupper();
         pop(r12);
         pop(rbx);

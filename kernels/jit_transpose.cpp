@@ -43,7 +43,8 @@
 // rows of sb * w bytes, in L1), and each staged row goes to dst with
 // whole-vector non-temporal stores, full lines only. Rows past the last
 // full block, columns past the last full column block, and a dst that is
-// not aligned so run as in the regular kernel; an sfence ends the call.
+// not aligned so run as in the regular kernel; an sfence ends the call
+// unless the caller fences itself (`fence` = 0).
 //
 // Tails: AVX-512 runs partial tiles with byte opmasks (loads masked to the
 // rows that exist, lines past the last column not loaded, stores masked to
@@ -706,8 +707,13 @@ private:
             scalar_rect();
         }
         L(l_done);
-        if (nt_)
+        if (nt_) {
+            Label l_no_fence;
+            cmp(qword[reg_param_ + offsetof(transpose_call_args, fence)], 0);
+            je(l_no_fence, T_NEAR);
             sfence();
+            L(l_no_fence);
+        }
         vzeroupper();
         add(rsp, stk_size());
         pop(r15);

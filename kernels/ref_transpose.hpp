@@ -27,6 +27,9 @@ struct transpose_call_args {
     /// tiles, one line at a time. 0 bytes: none. The reference ignores it.
     const void *pf_next = nullptr;
     uint64_t pf_next_bytes = 0;
+    /// The non-temporal variant: sfence at the end. 0: the caller fences
+    /// once after a run of calls.
+    uint64_t fence = 1;
 };
 
 /// dst(r, c) = src(r, c) for every r < rows, c < cols; elem_size 1, 2, 4

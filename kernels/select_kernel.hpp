@@ -26,6 +26,11 @@ struct select_call_args {
     int64_t src0_stride;
     int64_t src1_stride;
     int64_t dst_stride;
+    /// Non-temporal kernels: sfence after the last store. 0: the caller
+    /// fences once after a run of calls (the tiled runner, per thread),
+    /// where a fence per call would drain the write-combining buffers
+    /// between strips of one tile.
+    uint64_t fence = 1;
 };
 
 enum class kernel_isa : uint8_t { ref = 0, avx2 = 1, avx512_core = 2 };

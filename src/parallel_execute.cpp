@@ -18,6 +18,7 @@
 #include <cstring>
 #include <memory>
 
+#include <immintrin.h>
 #include <omp.h>
 
 #include "dispatch.hpp"
@@ -199,6 +200,9 @@ struct tiled_runner {
             for (int64_t s = 0; s < n_strips; ++s)
                 run_strip(tl, s, scr, next, next_bytes, n_strips);
         }
+        // The kernels' non-temporal stores, fenced once here rather than
+        // per call (select_call_args::fence).
+        _mm_sfence();
     }
 
     // Strip `s` of tile `tl`: its rows [s * strip, ...) by all its
@@ -227,6 +231,7 @@ struct tiled_runner {
             t.cols = static_cast<uint64_t>(nc);
             t.src_ld = stride[i][in];
             t.dst_ld = ld[i];
+            t.fence = 0;
             if (stream) {
                 // This strip's share of the next tile's block, in lines.
                 const int64_t lines = (next_bytes[i] + 63) / 64;
@@ -260,6 +265,7 @@ struct tiled_runner {
         a.src0_stride = row_stride[op_src0];
         a.src1_stride = row_stride[op_src1];
         a.dst_stride = row_stride[op_dst];
+        a.fence = 0;
         fn(&a);
         if (tr[op_dst]) {
             // The scratch strip, rows x columns, into dst, contiguous
@@ -274,6 +280,7 @@ struct tiled_runner {
             t.src_ld = ld[op_dst];
             t.dst_ld = stride[op_dst][in];
             t.pf_cols = 0; // the scratch: no prefetch
+            t.fence = 0;
             tr[op_dst]->fn()(&t);
         }
     }
