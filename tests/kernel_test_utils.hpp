@@ -484,6 +484,20 @@ inline si::select_nd make_nd(const dims_t &c, const dims_t &a, const dims_t &b,
     return make_nd(s);
 }
 
+/// All four operands of shape `d`, with element strides `st` per operand
+/// (empty: dense row-major).
+inline si::select_nd full_nd(const dims_t &d, const dims_t (&st)[4], int w) {
+    nd_spec s;
+    s.w = w;
+    s.dst_from_inputs = false;
+    s.dst = d;
+    for (int op = 0; op < 3; ++op)
+        s.in[op] = d;
+    for (int op = 0; op < 4; ++op)
+        s.strides[op] = st[op];
+    return make_nd(s);
+}
+
 /// Bytes an operand spans in memory (0 for an empty problem).
 inline size_t span_bytes(const si::select_nd &p, int port) {
     if (p.nelems() == 0)

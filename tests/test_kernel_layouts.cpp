@@ -61,20 +61,6 @@ int fastest_dim(const dims_t &d, const perm_t &perm) {
     return -1;
 }
 
-/// All four operands of shape `d`, with element strides `st` per operand
-/// (empty: dense row-major).
-si::select_nd full_nd(const dims_t &d, const dims_t (&st)[4], int w) {
-    nd_spec s;
-    s.w = w;
-    s.dst_from_inputs = false;
-    s.dst = d;
-    for (int op = 0; op < 3; ++op)
-        s.in[op] = d;
-    for (int op = 0; op < 4; ++op)
-        s.strides[op] = st[op];
-    return make_nd(s);
-}
-
 /// Two foldings are the same: dims, byte strides, modes, tile dim,
 /// widening.
 ::testing::AssertionResult same_fold(const si::select_folded &a,

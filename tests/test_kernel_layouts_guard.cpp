@@ -37,14 +37,9 @@ using kernel_layouts_guard = isa_test;
 /// 3: dst over row-major inputs), column-major with a pitch of `pitch`.
 si::select_nd one_column_major(int64_t r, int64_t c, int op, int64_t pitch,
                                int w) {
-    nd_spec s;
-    s.w = w;
-    s.dst_from_inputs = false;
-    s.dst = { r, c };
-    for (int i = 0; i < 3; ++i)
-        s.in[i] = { r, c };
-    s.strides[op] = { 1, pitch };
-    return make_nd(s);
+    dims_t st[4];
+    st[op] = { 1, pitch };
+    return full_nd({ r, c }, st, w);
 }
 
 TEST_P(kernel_layouts_guard, TransposedOperandsAgainstGuards) {
@@ -203,14 +198,9 @@ TEST_P(kernel_layouts_guard, StreamedTilesAgainstGuards) {
         for (int op : { 0, 1, 2 })
             for (const dims_t &d : { dims_t { 5, 64, 48 }, dims_t { 6, 17, 33 },
                                      dims_t { 4, 100, 7 } }) {
-                nd_spec s;
-                s.w = w;
-                s.dst_from_inputs = false;
-                s.dst = d;
-                for (int i = 0; i < 3; ++i)
-                    s.in[i] = d;
-                s.strides[op] = { d[1] * d[2], 1, d[1] };
-                const si::select_nd p = make_nd(s);
+                dims_t st[4];
+                st[op] = { d[1] * d[2], 1, d[1] };
+                const si::select_nd p = full_nd(d, st, w);
                 const si::select_plan plan = si::plan_select(p, 0);
                 const std::string desc =
                         "operand " + std::to_string(op) + " " + nd_str(p);
