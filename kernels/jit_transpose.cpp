@@ -362,20 +362,21 @@ private:
     // This register tile's share of the linear prefetch: up to
     // [rsp + stk_nx_step] lines from [rsp + stk_nx], below its end.
     void next_prefetch() {
-        Label l_loop, l_done;
+        Label l_loop, l_store, l_none;
         mov(reg_tmp_, ptr[rsp + stk_nx_step]);
         test(reg_tmp_, reg_tmp_);
-        jz(l_done, T_NEAR);
+        jz(l_none, T_NEAR);
         mov(reg_tmp2_, ptr[rsp + stk_nx]);
         L(l_loop);
         cmp(reg_tmp2_, ptr[rsp + stk_nx_end]);
-        jae(l_done, T_NEAR);
+        jae(l_store, T_NEAR);
         prefetcht2(ptr[reg_tmp2_]);
         add(reg_tmp2_, 64);
-        mov(ptr[rsp + stk_nx], reg_tmp2_);
         dec(reg_tmp_);
         jnz(l_loop, T_NEAR);
-        L(l_done);
+        L(l_store);
+        mov(ptr[rsp + stk_nx], reg_tmp2_);
+        L(l_none);
     }
 
     // Preamble: the linear prefetch's start, end and lines per full
@@ -384,24 +385,24 @@ private:
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         Label l_none, l_set;
         mov(qword[rsp + stk_nx_step], 0);
-        mov(reg_tmp_, arg(offsetof(transpose_call_args, pf_next)));
-        mov(ptr[rsp + stk_nx], reg_tmp_);
-        add(reg_tmp_, arg(offsetof(transpose_call_args, pf_next_bytes)));
-        mov(ptr[rsp + stk_nx_end], reg_tmp_);
-        // Full register tiles: (rows / tr_) * (cols / kc_), at least 1.
+        mov(rax, arg(offsetof(transpose_call_args, pf_next_bytes)));
+        test(rax, rax);
+        jz(l_none, T_NEAR);
+        mov(reg_tmp2_, arg(offsetof(transpose_call_args, pf_next)));
+        mov(ptr[rsp + stk_nx], reg_tmp2_);
+        add(reg_tmp2_, rax);
+        mov(ptr[rsp + stk_nx_end], reg_tmp2_);
+        // Full register tiles: (rows / tr_) * (cols / kc_), at least 1
+        // (rdx is free: reg_ld3_ is set after this).
         mov(reg_tmp2_, arg(offsetof(transpose_call_args, rows)));
         shr(reg_tmp2_, ilog2(tr_));
-        mov(reg_tmp_, arg(offsetof(transpose_call_args, cols)));
-        shr(reg_tmp_, ilog2(kc_));
-        imul(reg_tmp2_, reg_tmp_);
+        mov(rdx, arg(offsetof(transpose_call_args, cols)));
+        shr(rdx, ilog2(kc_));
+        imul(reg_tmp2_, rdx);
         test(reg_tmp2_, reg_tmp2_);
         jnz(l_set, T_NEAR);
         mov(reg_tmp2_, 1);
         L(l_set);
-        // (rdx is free: reg_ld3_ is set after this.)
-        mov(rax, arg(offsetof(transpose_call_args, pf_next_bytes)));
-        test(rax, rax);
-        jz(l_none, T_NEAR);
         add(rax, 63);
         shr(rax, 6);
         lea(rax, ptr[rax + reg_tmp2_ - 1]);

@@ -234,13 +234,15 @@ struct tiled_runner {
             t.fence = 0;
             if (stream) {
                 // This strip's share of the next tile's block, in lines.
-                const int64_t lines = (next_bytes[i] + 63) / 64;
-                const int64_t l0 = lines * s / n_strips;
-                const int64_t l1 = lines * (s + 1) / n_strips;
-                const int64_t b0 = std::min(l0 * 64, next_bytes[i]);
-                const int64_t b1 = std::min(l1 * 64, next_bytes[i]);
-                t.pf_next = next[i] ? next[i] + b0 : nullptr;
-                t.pf_next_bytes = static_cast<uint64_t>(next[i] ? b1 - b0 : 0);
+                if (next[i]) {
+                    const int64_t lines = (next_bytes[i] + 63) / 64;
+                    const int64_t b0 =
+                            std::min(lines * s / n_strips * 64, next_bytes[i]);
+                    const int64_t b1 = std::min(lines * (s + 1) / n_strips * 64,
+                                                next_bytes[i]);
+                    t.pf_next = next[i] + b0;
+                    t.pf_next_bytes = static_cast<uint64_t>(b1 - b0);
+                }
             } else {
                 // The operand's columns from c0 on, at these rows.
                 t.pf_cols = static_cast<uint64_t>(f.dims[in] - tl.c0);
@@ -300,18 +302,24 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // row panels.
     constexpr int64_t panel_budget = 1024 * 1024;
     constexpr int64_t tile_budget = 128 * 1024;
-    int64_t w_max = 0, w_sum = 0;
-    for (int i = 0; i < n_operands; ++i)
-        if (f.mode[i] == inner_mode::transposed) {
-            const int64_t w = i == op_cond ? 1 : f.elem_size;
-            w_max = std::max(w_max, w);
-            w_sum += w;
-        }
-    w_sum = std::max<int64_t>(w_sum, 1);
     const int nd = f.ndims;
     if (nd < 2)
         return { 1, f.dims[0] };
     const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
+    // The transposed operands' widths; `blocks`: each is an input whose
+    // lines hold the whole tile dim back to back (streaming, below).
+    int64_t w_max = 0, w_min = 8, w_sum = 0;
+    bool blocks = true;
+    for (int i = 0; i < n_operands; ++i)
+        if (f.mode[i] == inner_mode::transposed) {
+            const int64_t w = i == op_cond ? 1 : f.elem_size;
+            w_max = std::max(w_max, w);
+            w_min = std::min(w_min, w);
+            w_sum += w;
+            blocks = blocks && i != op_dst && f.strides[i][nd - 2] == w
+                     && f.strides[i][nd - 1] == rows * w;
+        }
+    w_sum = std::max<int64_t>(w_sum, 1);
     int64_t outer = 1;
     for (int d = 0; d + 2 < nd; ++d)
         outer *= f.dims[d];
@@ -322,19 +330,9 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // fit stream_budget (so that the next tile's, prefetched in address
     // order, fit beside them in a 1 MiB L2) and the tiles balance the
     // threads, each tile runs in strips of one AVX-512 register tile's
-    // rows (64 bytes of the narrowest transposed operand), a strip's
-    // scratch at most 1/16 of the budget, while the transposing kernels
-    // prefetch the next tile.
+    // rows (64 bytes of the narrowest transposed operand; the scratch holds
+    // one strip), while the transposing kernels prefetch the next tile.
     constexpr int64_t stream_budget = 256 * 1024;
-    bool blocks = f.mode[op_dst] != inner_mode::transposed;
-    int64_t w_min = 8;
-    for (int i = 0; i < op_dst; ++i)
-        if (f.mode[i] == inner_mode::transposed) {
-            const int64_t w = i == op_cond ? 1 : f.elem_size;
-            w_min = std::min(w_min, w);
-            blocks = blocks && f.strides[i][nd - 2] == w
-                     && f.strides[i][nd - 1] == rows * w;
-        }
     if (blocks && rows * inner <= stream_budget / w_sum) {
         const int64_t most = (outer + nthr - 1) / nthr;
         if (4 * most * nthr <= 5 * outer)
