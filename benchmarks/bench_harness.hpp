@@ -29,6 +29,9 @@ void finish(benchmark::internal::Benchmark *b);
 /// `scale` (--sg_layout_scale; 1: the shapes of docs/performance.md).
 void register_layouts(int scale);
 
+/// The transposing kernel alone against memcpy (bench_transpose.cpp).
+void register_transpose();
+
 } // namespace sgbench
 
 #endif

@@ -12,6 +12,9 @@
 //     onednn                         oneDNN 2.6 binary (peer_onednn.cpp)
 //   lat/<type>/n<elems>/t<threads>/<impl>   execute of tiny tensors
 //   compile/<case>/<type>/<impl>/<cold|warm> partition::compile
+//   tr/e<w>/b<blocks>/<impl>                the transposing kernel alone
+//                                            against memcpy (diagnostic,
+//                                            bench_transpose.cpp)
 //
 // Counters: bytes (per call: effective bytes for Select, moved bytes for the
 // limit and memcpy), GBps (bytes / real time, 1e9) and items_per_second
@@ -512,6 +515,7 @@ int main(int argc, char **argv) {
     register_suite();
     register_midsize();
     register_layouts(g_layout_scale);
+    register_transpose();
     register_latency();
     register_compile();
     benchmark::RunSpecifiedBenchmarks();

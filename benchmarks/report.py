@@ -254,6 +254,33 @@ def markdown_layouts(rows):
     return "\n".join(out)
 
 
+def markdown_transpose(med):
+    """tr/e<w>/b<blocks>/<impl>: the transposing kernel alone against memcpy
+    of the same source blocks into the same scratch (GB/s of source)."""
+    rows = {}
+    for name, b in med.items():
+        parts = name.split("/")
+        if len(parts) != 4 or parts[0] != "tr":
+            continue
+        rows.setdefault((int(parts[1][1:]), int(parts[2][1:])),
+                        {})[parts[3]] = gbps(b)
+    if not rows:
+        return None
+    out = ["| element bytes | blocks (MB of source) | AVX-512 GB/s | AVX2 GB/s "
+           "| memcpy GB/s | AVX-512 / memcpy | AVX2 / memcpy |",
+           "|" + "---|" * 7]
+    for (w, n) in sorted(rows, key=lambda k: (-k[0], k[1])):
+        g = rows[(w, n)]
+        a5, a2, mc = (g.get("transpose_avx512"), g.get("transpose_avx2"),
+                      g.get("memcpy"))
+        out.append("| " + " | ".join([
+            str(w), f"{n} ({n * 64 * 3136 * w / 1e6:.1f})", fmt(a5), fmt(a2),
+            fmt(mc), fmt(a5 / mc, "{:.2f}") if a5 and mc else "—",
+            fmt(a2 / mc, "{:.2f}") if a2 and mc else "—"]) + " |")
+    out.append("")
+    return "\n".join(out)
+
+
 def markdown_sweep(rows):
     """Per thread count: the worst ratio to the limit and to the plain loop
     over the memory-bound cases in f32 and bf16 (AVX-512)."""
@@ -472,6 +499,14 @@ def main():
                       "the rows of the [2048, 2048] matrices, the scores' "
                       "batch).\n")
         md.append(markdown_layouts(lrows))
+    tr_md = markdown_transpose(med)
+    if tr_md:
+        md.append("### Transposing kernel alone (diagnostic, 1 thread)\n")
+        md.append("Each block is one image of L4's channels-last operand, "
+                  "[3136, 64] elements transposed into a [64, 3136] scratch "
+                  "as a panel's transpose runs; memcpy copies the same "
+                  "blocks into the same scratch. GB/s of source bytes.\n")
+        md.append(tr_md)
     lat_md, lat = markdown_latency(med)
     md.append("### Latency: execute of tiny f32 tensors (median per call)\n")
     md.append(lat_md)

@@ -1,0 +1,149 @@
+// The transposing kernel alone (diagnostic), one thread:
+//
+//   tr/e<w>/b<blocks>/transpose_<isa>   the JIT transpose of `blocks`
+//                                       source blocks, one after the other,
+//                                       into one scratch
+//   tr/e<w>/b<blocks>/memcpy            memcpy of the same blocks into the
+//                                       same scratch
+//
+// Each block is one image of layout case L4 as the tiled path sees it: a
+// channels-last [3136, 64] operand (64 channels of w bytes back to back per
+// pixel) transposed into a [64, 3136] scratch, the way each panel's
+// transpose runs. 1, 16 and 128 blocks put the source in L2, in a large L3
+// or beyond it, whichever those are on the machine measured. GB/s counts
+// the source bytes, so that transpose / memcpy is the ratio of the times:
+// how far the transposing phase of the tiled path is from a plain copy of
+// the same bytes in the same place (docs/performance.md, layouts).
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "bench_harness.hpp"
+#include "bench_selgraph.hpp"
+#include "kernels/jit_transpose.hpp"
+#include "kernels/ref_transpose.hpp"
+
+namespace sgbench {
+
+namespace {
+
+constexpr int64_t tr_rows = 64, tr_cols = 3136;
+
+struct tr_data {
+    int w;
+    int blocks;
+    int64_t block_bytes;
+    buffer src, scratch;
+
+    tr_data(int w_, int blocks_)
+        : w(w_)
+        , blocks(blocks_)
+        , block_bytes(tr_rows * tr_cols * w_)
+        , src(static_cast<size_t>(block_bytes * blocks_))
+        , scratch(static_cast<size_t>(block_bytes)) {
+        auto *p = static_cast<uint8_t *>(src.get());
+        for (int64_t i = 0; i < block_bytes * blocks; ++i)
+            p[i] = static_cast<uint8_t>(i * 131 + (i >> 8) * 7);
+        std::memset(scratch.get(), 0, static_cast<size_t>(block_bytes));
+    }
+
+    selgraph::impl::transpose_call_args args(int b) const {
+        selgraph::impl::transpose_call_args a;
+        a.src = static_cast<const uint8_t *>(src.get()) + b * block_bytes;
+        a.dst = scratch.get();
+        a.rows = tr_rows;
+        a.cols = tr_cols;
+        a.src_ld = tr_rows * w;
+        a.dst_ld = tr_cols * w;
+        a.pf_cols = tr_cols; // the tiled path's own prefetch
+        return a;
+    }
+};
+
+tr_data &tr_data_for(int w, int blocks) {
+    static std::map<std::pair<int, int>, std::unique_ptr<tr_data>> cache;
+    std::unique_ptr<tr_data> &d = cache[{ w, blocks }];
+    if (!d)
+        d = std::make_unique<tr_data>(w, blocks);
+    return *d;
+}
+
+enum class tr_impl { jit, copy };
+
+void bm_transpose(benchmark::State &st, int w, int blocks, tr_impl kind,
+                  selgraph::cpu_isa isa) {
+    tr_data &d = tr_data_for(w, blocks);
+    std::function<void()> fn;
+    if (kind == tr_impl::copy) {
+        fn = [&d] {
+            for (int b = 0; b < d.blocks; ++b)
+                std::memcpy(d.scratch.get(),
+                            static_cast<const uint8_t *>(d.src.get())
+                                    + b * d.block_bytes,
+                            static_cast<size_t>(d.block_bytes));
+        };
+        st.SetLabel("memcpy of the same blocks into the same scratch");
+    } else {
+        if (!cpu_runs(isa)) {
+            st.SkipWithError("the CPU lacks this ISA");
+            return;
+        }
+        using selgraph::impl::kernel_isa;
+        const selgraph::impl::transpose_kernel *k =
+                selgraph::impl::get_transpose_kernel(
+                        { isa == selgraph::cpu_isa::avx512_core
+                                  ? kernel_isa::avx512_core
+                                  : kernel_isa::avx2,
+                          static_cast<uint8_t>(w) });
+        // Checked against the reference on the last block before timing.
+        const auto bytes = static_cast<size_t>(d.block_bytes);
+        buffer want(bytes);
+        selgraph::impl::transpose_call_args ref = d.args(blocks - 1);
+        ref.dst = want.get();
+        selgraph::impl::ref_transpose(ref, w);
+        std::memset(d.scratch.get(), 0xA5, bytes);
+        const selgraph::impl::transpose_call_args last = d.args(blocks - 1);
+        k->fn()(&last);
+        if (std::memcmp(want.get(), d.scratch.get(), bytes) != 0) {
+            st.SkipWithError("the transpose differs from the reference");
+            return;
+        }
+        fn = [&d, k] {
+            for (int b = 0; b < d.blocks; ++b) {
+                const selgraph::impl::transpose_call_args ab = d.args(b);
+                k->fn()(&ab);
+            }
+        };
+        st.SetLabel(k->name());
+    }
+    time_loop(st, fn);
+    set_counters(st, d.block_bytes * d.blocks, tr_rows * tr_cols * d.blocks, 1);
+}
+
+} // namespace
+
+void register_transpose() {
+    for (int w : { 4, 2, 1 })
+        for (int blocks : { 1, 16, 128 }) {
+            const std::string base = "tr/e" + std::to_string(w) + "/b"
+                                     + std::to_string(blocks) + "/";
+            for (auto isa :
+                 { selgraph::cpu_isa::avx512_core, selgraph::cpu_isa::avx2 })
+                finish(benchmark::RegisterBenchmark(
+                        (base + "transpose_" + isa_short_name(isa)).c_str(),
+                        [w, blocks, isa](benchmark::State &st) {
+                            bm_transpose(st, w, blocks, tr_impl::jit, isa);
+                        }));
+            finish(benchmark::RegisterBenchmark(
+                    (base + "memcpy").c_str(),
+                    [w, blocks](benchmark::State &st) {
+                        bm_transpose(st, w, blocks, tr_impl::copy,
+                                     selgraph::cpu_isa::isa_all);
+                    }));
+        }
+}
+
+} // namespace sgbench
