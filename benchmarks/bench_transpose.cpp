@@ -101,11 +101,11 @@ void bm_transpose(benchmark::State &st, int w, int blocks, tr_impl kind,
         // Checked against the reference on the last block before timing.
         const auto bytes = static_cast<size_t>(d.block_bytes);
         buffer want(bytes);
-        selgraph::impl::transpose_call_args ref = d.args(blocks - 1);
+        const selgraph::impl::transpose_call_args last = d.args(blocks - 1);
+        selgraph::impl::transpose_call_args ref = last;
         ref.dst = want.get();
         selgraph::impl::ref_transpose(ref, w);
         std::memset(d.scratch.get(), 0xA5, bytes);
-        const selgraph::impl::transpose_call_args last = d.args(blocks - 1);
         k->fn()(&last);
         if (std::memcmp(want.get(), d.scratch.get(), bytes) != 0) {
             st.SkipWithError("the transpose differs from the reference");

@@ -257,13 +257,14 @@ def markdown_layouts(rows):
 def markdown_transpose(med):
     """tr/e<w>/b<blocks>/<impl>: the transposing kernel alone against memcpy
     of the same source blocks into the same scratch (GB/s of source)."""
-    rows = {}
+    rows, mb = {}, {}
     for name, b in med.items():
         parts = name.split("/")
         if len(parts) != 4 or parts[0] != "tr":
             continue
-        rows.setdefault((int(parts[1][1:]), int(parts[2][1:])),
-                        {})[parts[3]] = gbps(b)
+        key = (int(parts[1][1:]), int(parts[2][1:]))
+        rows.setdefault(key, {})[parts[3]] = gbps(b)
+        mb[key] = b["bytes"] / 1e6
     if not rows:
         return None
     out = ["| element bytes | blocks (MB of source) | AVX-512 GB/s | AVX2 GB/s "
@@ -274,7 +275,7 @@ def markdown_transpose(med):
         a5, a2, mc = (g.get("transpose_avx512"), g.get("transpose_avx2"),
                       g.get("memcpy"))
         out.append("| " + " | ".join([
-            str(w), f"{n} ({n * 64 * 3136 * w / 1e6:.1f})", fmt(a5), fmt(a2),
+            str(w), f"{n} ({mb[(w, n)]:.1f})", fmt(a5), fmt(a2),
             fmt(mc), fmt(a5 / mc, "{:.2f}") if a5 and mc else "—",
             fmt(a2 / mc, "{:.2f}") if a2 and mc else "—"]) + " |")
     out.append("")
