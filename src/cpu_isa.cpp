@@ -80,6 +80,15 @@ bool cpu_has(kernel_isa isa) {
     return static_cast<int>(isa) <= static_cast<int>(best_cpu_isa());
 }
 
+bool cpu_is_amd_zen4() {
+    static const bool zen4 = [] {
+        const Xbyak::util::Cpu cpu;
+        return cpu.has(Xbyak::util::Cpu::tAMD) && cpu.displayFamily == 0x19
+               && best_cpu_isa() == kernel_isa::avx512_core;
+    }();
+    return zen4;
+}
+
 kernel_isa max_kernel_isa() {
     kernel_isa cap = to_kernel_isa(frozen_cap());
     if (tls_cap != no_override) {

@@ -16,6 +16,11 @@ bool cpu_has(kernel_isa isa);
 /// The best kernel ISA allowed by the cap and the CPU; freezes the cap.
 kernel_isa max_kernel_isa();
 
+/// An AMD family 19h CPU with AVX-512 (Zen 4), whose 512-bit operations run
+/// on 256-bit units. The transposing kernels' ISA depends on it
+/// (select_transpose_isa, dispatch.hpp).
+bool cpu_is_amd_zen4();
+
 /// Test hook: lowers the cap for the calling thread while alive, so that
 /// one test binary can exercise every ISA (Highway's per-target tests).
 class scoped_isa_cap {

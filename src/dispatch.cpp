@@ -67,6 +67,14 @@ size_t select_touched_bytes(const select_nd &p) {
     return bytes[op_cond] + srcs + bytes[op_dst];
 }
 
+kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
+                                bool may_stream, bool zen4) {
+    if (zen4 && isa == kernel_isa::avx512_core && operand != op_dst
+        && !may_stream && (elem_bytes == 2 || elem_bytes == 4))
+        return kernel_isa::avx2;
+    return isa;
+}
+
 select_plan plan_select(const select_nd &p, size_t working_set) {
     select_plan plan;
     plan.folded = fold_select(p);
@@ -111,11 +119,15 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
     plan.kernel = get(key);
     plan.working_set = working_set;
     const nt_policy policy = nt_stores_policy();
+    const bool may_stream = tiles_may_stream(f);
     for (int i = 0; i < n_operands; ++i)
-        if (f.mode[i] == inner_mode::transposed)
+        if (f.mode[i] == inner_mode::transposed) {
+            const int w = i == op_cond ? 1 : f.elem_size;
             plan.transpose[i] = get_transpose_kernel(
-                    { isa,
-                      static_cast<uint8_t>(i == op_cond ? 1 : f.elem_size) });
+                    { transpose_kernel_isa(isa, i, w, may_stream,
+                                           cpu_is_amd_zen4()),
+                      static_cast<uint8_t>(w) });
+        }
     if (policy == nt_policy::always
         || (policy == nt_policy::auto_
             && working_set >= nt_candidate_bytes())) {

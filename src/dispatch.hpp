@@ -86,6 +86,23 @@ struct tile_shape {
 };
 tile_shape plan_tiles(const select_folded &f, int nthreads);
 
+/// Whether plan_tiles streams the tiles of `f` at some thread count: its
+/// transposed inputs' tiles are contiguous blocks that fit the streaming
+/// budget (a transposed dst never streams).
+bool tiles_may_stream(const select_folded &f);
+
+/// The ISA of the transposing kernel of `operand` (elements of `elem_bytes`
+/// bytes) in a plan of `isa`. `isa`, except on Zen 4 (`zen4`), where the
+/// inputs of 2 and 4 bytes of an AVX-512 plan whose tiles never stream are
+/// transposed by the AVX2 kernels: there they ran such layouts 1.05-1.29x
+/// (4 bytes) and 0.97-1.22x (2 bytes) as fast as with the AVX-512 ones,
+/// from the L3 and from DRAM, at 1 and 2 threads (docs/performance.md,
+/// layouts). Streamed tiles keep the plan's ISA: their
+/// strips are one AVX-512 register tile tall, and the AVX2 kernels ran them
+/// slower. Elsewhere the AVX-512 kernels are the ones measured.
+kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
+                                bool may_stream, bool zen4);
+
 /// Store kinds an execute may be forced to (tests, benchmark diagnostics).
 enum class store_override { none, regular, nt };
 

@@ -288,7 +288,39 @@ struct tiled_runner {
     }
 };
 
+// Streaming (plan_tiles): tiles of all rows and all columns whose blocks
+// together fit stream_budget, so that the next tile's, prefetched in
+// address order, fit beside them in a 1 MiB L2.
+constexpr int64_t stream_budget = 256 * 1024;
+
+// The transposed operands' total element bytes (at least 1); `blocks`:
+// each is an input whose lines hold the whole tile dim back to back, so
+// that a tile of all rows and all columns is one contiguous block of it.
+int64_t transposed_width(const select_folded &f, bool &blocks) {
+    const int nd = f.ndims;
+    const int64_t rows = f.dims[nd - 2];
+    int64_t w_sum = 0;
+    blocks = true;
+    for (int i = 0; i < n_operands; ++i)
+        if (f.mode[i] == inner_mode::transposed) {
+            const int64_t w = i == op_cond ? 1 : f.elem_size;
+            w_sum += w;
+            blocks = blocks && i != op_dst && f.strides[i][nd - 2] == w
+                     && f.strides[i][nd - 1] == rows * w;
+        }
+    return std::max<int64_t>(w_sum, 1);
+}
+
 } // namespace
+
+bool tiles_may_stream(const select_folded &f) {
+    const int nd = f.ndims;
+    if (nd < 2)
+        return false;
+    bool blocks = false;
+    const int64_t w_sum = transposed_width(f, blocks);
+    return blocks && f.dims[nd - 2] * f.dims[nd - 1] <= stream_budget / w_sum;
+}
 
 tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // Measured on the layout benchmarks (docs/design.md, layouts in
@@ -306,34 +338,25 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     if (nd < 2)
         return { 1, f.dims[0] };
     const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
-    // The transposed operands' widths; `blocks`: each is an input whose
-    // lines hold the whole tile dim back to back (streaming, below).
-    int64_t w_max = 0, w_min = 8, w_sum = 0;
-    bool blocks = true;
+    int64_t w_max = 0, w_min = 8;
     for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::transposed) {
             const int64_t w = i == op_cond ? 1 : f.elem_size;
             w_max = std::max(w_max, w);
             w_min = std::min(w_min, w);
-            w_sum += w;
-            blocks = blocks && i != op_dst && f.strides[i][nd - 2] == w
-                     && f.strides[i][nd - 1] == rows * w;
         }
-    w_sum = std::max<int64_t>(w_sum, 1);
+    bool blocks = false;
+    const int64_t w_sum = transposed_width(f, blocks);
     int64_t outer = 1;
     for (int d = 0; d + 2 < nd; ++d)
         outer *= f.dims[d];
     const int64_t nthr = std::max(nthreads, 1);
-    // Streaming: where each transposed operand is an input whose lines
-    // hold the whole tile dim back to back, a tile of all rows and all
-    // columns is one contiguous block of it. Where those blocks together
-    // fit stream_budget (so that the next tile's, prefetched in address
-    // order, fit beside them in a 1 MiB L2) and the tiles balance the
-    // threads, each tile runs in strips of one AVX-512 register tile's
-    // rows (64 bytes of the narrowest transposed operand; the scratch holds
-    // one strip), while the transposing kernels prefetch the next tile.
-    constexpr int64_t stream_budget = 256 * 1024;
-    if (blocks && rows * inner <= stream_budget / w_sum) {
+    // Streaming: where the transposed inputs' blocks fit stream_budget
+    // (tiles_may_stream) and the tiles balance the threads, each tile runs
+    // in strips of one AVX-512 register tile's rows (64 bytes of the
+    // narrowest transposed operand; the scratch holds one strip), while the
+    // transposing kernels prefetch the next tile.
+    if (tiles_may_stream(f)) {
         const int64_t most = (outer + nthr - 1) / nthr;
         if (4 * most * nthr <= 5 * outer)
             return { rows, inner, std::min(rows, 64 / w_min), true };

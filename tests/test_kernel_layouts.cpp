@@ -722,6 +722,85 @@ TEST(kernel_layouts_tiles, StreamingTiles) {
     }
 }
 
+TEST(kernel_layouts_tiles, TransposingKernelIsa) {
+    // The rule (src/dispatch.hpp): on Zen 4 only, an AVX-512 plan's
+    // transposed inputs of 2 and 4 bytes whose tiles never stream use the
+    // AVX2 kernels; dst, 1- and 8-byte elements, streamed tiles and every
+    // other CPU keep the plan's ISA.
+    using K = si::kernel_isa;
+    const K z = K::avx512_core, y = K::avx2;
+    for (int op = 0; op < 4; ++op)
+        for (int w : { 1, 2, 4, 8 })
+            for (bool may_stream : { false, true })
+                for (bool zen4 : { false, true }) {
+                    const bool ymm = zen4 && op != si::op_dst && !may_stream
+                                     && (w == 2 || w == 4);
+                    const std::string desc = "operand " + std::to_string(op)
+                                             + " w " + std::to_string(w)
+                                             + (may_stream ? " stream" : "")
+                                             + (zen4 ? " zen4" : "");
+                    EXPECT_EQ(si::transpose_kernel_isa(z, op, w, may_stream,
+                                                       zen4),
+                              ymm ? y : z)
+                            << desc;
+                    EXPECT_EQ(si::transpose_kernel_isa(y, op, w, may_stream,
+                                                       zen4),
+                              y)
+                            << desc;
+                }
+    // tiles_may_stream: the shape half of the streaming rule, whatever the
+    // thread count (plan_tiles adds the threads' balance).
+    struct tc {
+        dims_t d;
+        int op, w;
+        bool may;
+    };
+    const std::vector<tc> cases = {
+        { { 64, 256, 256 }, 1, 4, true },  { { 3, 128, 128 }, 1, 4, true },
+        { { 64, 256, 257 }, 1, 4, false }, { { 8, 256, 256 }, 2, 8, false },
+        { { 4, 100, 50 }, 3, 4, false },   { { 16, 64, 3136 }, 1, 4, false },
+        { { 16, 64, 3136 }, 0, 4, true },  { { 4, 256, 256 }, 0, 2, true },
+    };
+    for (const tc &c : cases) {
+        dims_t st[4];
+        st[c.op] = perm_strides(c.d, { 0, 2, 1 });
+        const si::select_folded f = si::fold_select(full_nd(c.d, st, c.w));
+        ASSERT_TRUE(f.has_transposed()) << si::folded2str(f);
+        EXPECT_EQ(si::tiles_may_stream(f), c.may) << si::folded2str(f);
+        // At one thread the tiles always balance; at more, streaming may
+        // give way to panels, never the other way round.
+        EXPECT_EQ(si::plan_tiles(f, 1).stream, c.may) << si::folded2str(f);
+        for (int nthr : { 2, 3, 16 })
+            EXPECT_TRUE(c.may || !si::plan_tiles(f, nthr).stream)
+                    << si::folded2str(f) << " nthreads " << nthr;
+    }
+}
+
+TEST_P(kernel_layouts, TransposingKernelsOfAPlan) {
+    // plan_select names the transposing kernels the rule gives for this
+    // CPU: L4's geometry (src_0 channels-last, panels) and a streamed one.
+    if (!jit())
+        GTEST_SKIP() << "no transposing kernels for the reference ISA";
+    const bool zen4 = si::cpu_is_amd_zen4();
+    for (int w : { 1, 2, 4, 8 })
+        for (const dims_t &d :
+             { dims_t { 4, 128, 56, 56 }, dims_t { 4, 16, 32, 64 } }) {
+            dims_t st[4];
+            st[1] = perm_strides(d, { 0, 2, 3, 1 });
+            const si::select_nd p = full_nd(d, st, w);
+            const si::select_plan plan = si::plan_select(p, 0);
+            ASSERT_TRUE(plan.transpose[si::op_src0]) << plan.kernel_str();
+            const bool may = si::tiles_may_stream(plan.folded);
+            EXPECT_EQ(may, d[1] == 16) << si::folded2str(plan.folded);
+            const si::kernel_isa want =
+                    si::transpose_kernel_isa(kisa(), si::op_src0, w, may, zen4);
+            EXPECT_EQ(plan.transpose[si::op_src0]->name(),
+                      si::transpose_kernel_name(
+                              { want, static_cast<uint8_t>(w) }))
+                    << plan.kernel_str();
+        }
+}
+
 TEST_P(kernel_layouts, NamedLayouts) {
     // The layouts of the issue at small scale, every element size.
     auto &g = rng();
