@@ -24,6 +24,12 @@ constexpr int max_ndims = 12;
 enum operand { op_cond = 0, op_src0 = 1, op_src1 = 2, op_dst = 3 };
 constexpr int n_operands = 4;
 
+/// Bytes of one element of operand `op`: cond is 1 byte, the others
+/// `elem_size`.
+constexpr int operand_bytes(int op, int elem_size) {
+    return op == op_cond ? 1 : elem_size;
+}
+
 struct select_nd {
     int ndims = 0; ///< dst's rank (0 for a 0-D dst)
     int64_t dims[max_ndims] = {};

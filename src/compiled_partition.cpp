@@ -416,7 +416,8 @@ void compiled_partition::execute(stream &astream,
                  ") has a null data handle for ", cp.mem_size[port], " bytes");
         // Elements are accessed as whole 2-, 4- or 8-byte words, as in
         // oneDNN.
-        const size_t align = port == op_cond ? 1 : cp.nd.elem_size;
+        const auto align =
+                static_cast<size_t>(operand_bytes(port, cp.nd.elem_size));
         if (reinterpret_cast<uintptr_t>(t.get_data_handle()) % align != 0)
             fail(status::invalid_arguments, "execute: Select op ", cp.op_id,
                  ": port ", pn, " (logical tensor ", lt.get_id(),

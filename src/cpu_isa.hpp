@@ -18,7 +18,7 @@ kernel_isa max_kernel_isa();
 
 /// An AMD family 19h CPU with AVX-512 (Zen 4), whose 512-bit operations run
 /// on 256-bit units. The transposing kernels' ISA depends on it
-/// (select_transpose_isa, dispatch.hpp).
+/// (transpose_kernel_isa, dispatch.hpp).
 bool cpu_is_amd_zen4();
 
 /// Test hook: lowers the cap for the calling thread while alive, so that

@@ -56,7 +56,7 @@ size_t select_touched_bytes(const select_nd &p) {
             if (p.strides[i][d] != 0)
                 elems *= p.dims[d];
         bytes[i] = static_cast<size_t>(elems)
-                   * static_cast<size_t>(i == op_cond ? 1 : p.elem_size);
+                   * static_cast<size_t>(operand_bytes(i, p.elem_size));
     }
     int inner = p.ndims - 1; // innermost dim where dst moves
     while (inner >= 0 && p.dims[inner] == 1)
@@ -122,7 +122,7 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
     const bool may_stream = tiles_may_stream(f);
     for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::transposed) {
-            const int w = i == op_cond ? 1 : f.elem_size;
+            const int w = operand_bytes(i, f.elem_size);
             plan.transpose[i] = get_transpose_kernel(
                     { transpose_kernel_isa(isa, i, w, may_stream,
                                            cpu_is_amd_zen4()),

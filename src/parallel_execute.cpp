@@ -112,7 +112,7 @@ struct tiled_runner {
             base[i] = abase[i];
             stride[i] = astride[i];
             tr[i] = atr[i];
-            esize[i] = i == op_cond ? 1 : f.elem_size;
+            esize[i] = operand_bytes(i, f.elem_size);
         }
         const tile_shape ts = plan_tiles(f, nthreads);
         tile_rows = ts.rows;
@@ -293,33 +293,41 @@ struct tiled_runner {
 // address order, fit beside them in a 1 MiB L2.
 constexpr int64_t stream_budget = 256 * 1024;
 
-// The transposed operands' total element bytes (at least 1); `blocks`:
-// each is an input whose lines hold the whole tile dim back to back, so
-// that a tile of all rows and all columns is one contiguous block of it.
-int64_t transposed_width(const select_folded &f, bool &blocks) {
-    const int nd = f.ndims;
-    const int64_t rows = f.dims[nd - 2];
-    int64_t w_sum = 0;
-    blocks = true;
-    for (int i = 0; i < n_operands; ++i)
-        if (f.mode[i] == inner_mode::transposed) {
-            const int64_t w = i == op_cond ? 1 : f.elem_size;
-            w_sum += w;
-            blocks = blocks && i != op_dst && f.strides[i][nd - 2] == w
-                     && f.strides[i][nd - 1] == rows * w;
-        }
-    return std::max<int64_t>(w_sum, 1);
-}
+// The transposed operands of a folded problem with ndims >= 2: their
+// element bytes, and `blocks`: each is an input whose lines hold the whole
+// tile dim back to back, so that a tile of all rows and all columns is one
+// contiguous block of it.
+struct transposed_operands {
+    int64_t w_min = 8, w_max = 0, w_sum = 0;
+    bool blocks = true;
+
+    explicit transposed_operands(const select_folded &f) {
+        const int nd = f.ndims;
+        const int64_t rows = f.dims[nd - 2];
+        for (int i = 0; i < n_operands; ++i)
+            if (f.mode[i] == inner_mode::transposed) {
+                const int64_t w = operand_bytes(i, f.elem_size);
+                w_min = std::min(w_min, w);
+                w_max = std::max(w_max, w);
+                w_sum += w;
+                blocks = blocks && i != op_dst && f.strides[i][nd - 2] == w
+                         && f.strides[i][nd - 1] == rows * w;
+            }
+        w_sum = std::max<int64_t>(w_sum, 1);
+    }
+
+    // Streaming's shape condition: the blocks fit stream_budget together.
+    bool may_stream(const select_folded &f) const {
+        const int nd = f.ndims;
+        return blocks
+               && f.dims[nd - 2] * f.dims[nd - 1] <= stream_budget / w_sum;
+    }
+};
 
 } // namespace
 
 bool tiles_may_stream(const select_folded &f) {
-    const int nd = f.ndims;
-    if (nd < 2)
-        return false;
-    bool blocks = false;
-    const int64_t w_sum = transposed_width(f, blocks);
-    return blocks && f.dims[nd - 2] * f.dims[nd - 1] <= stream_budget / w_sum;
+    return f.ndims >= 2 && transposed_operands(f).may_stream(f);
 }
 
 tile_shape plan_tiles(const select_folded &f, int nthreads) {
@@ -338,15 +346,7 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     if (nd < 2)
         return { 1, f.dims[0] };
     const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
-    int64_t w_max = 0, w_min = 8;
-    for (int i = 0; i < n_operands; ++i)
-        if (f.mode[i] == inner_mode::transposed) {
-            const int64_t w = i == op_cond ? 1 : f.elem_size;
-            w_max = std::max(w_max, w);
-            w_min = std::min(w_min, w);
-        }
-    bool blocks = false;
-    const int64_t w_sum = transposed_width(f, blocks);
+    const transposed_operands t(f);
     int64_t outer = 1;
     for (int d = 0; d + 2 < nd; ++d)
         outer *= f.dims[d];
@@ -356,15 +356,15 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // in strips of one AVX-512 register tile's rows (64 bytes of the
     // narrowest transposed operand; the scratch holds one strip), while the
     // transposing kernels prefetch the next tile.
-    if (tiles_may_stream(f)) {
+    if (t.may_stream(f)) {
         const int64_t most = (outer + nthr - 1) / nthr;
         if (4 * most * nthr <= 5 * outer)
-            return { rows, inner, std::min(rows, 64 / w_min), true };
+            return { rows, inner, std::min(rows, 64 / t.w_min), true };
     }
     const int64_t min_rows =
-            std::min(rows, w_max >= 2 ? int64_t(128) : int64_t(64));
-    const int64_t max_rows = w_max >= 2 ? 128 : 256;
-    const int64_t fit = panel_budget / (inner * w_sum);
+            std::min(rows, t.w_max >= 2 ? int64_t(128) : int64_t(64));
+    const int64_t max_rows = t.w_max >= 2 ? 128 : 256;
+    const int64_t fit = panel_budget / (inner * t.w_sum);
     if (fit >= min_rows) {
         // The most rows that fit, fewer (halving, down to min_rows) while
         // the panels would leave the busiest thread over 1.25x the mean.
@@ -381,7 +381,7 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
             r = std::max(min_rows, r / 2 / 16 * 16);
         }
     }
-    const int64_t cols = tile_budget / (min_rows * w_sum) / 16 * 16;
+    const int64_t cols = tile_budget / (min_rows * t.w_sum) / 16 * 16;
     return { min_rows, std::min(inner, std::max<int64_t>(16, cols)) };
 }
 
@@ -413,8 +413,7 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
         for (int i = 0; i < op_dst; ++i) {
             if (!((f.rep_mask >> i) & 1))
                 continue;
-            const size_t w =
-                    i == op_cond ? 1 : static_cast<size_t>(f.elem_size);
+            const auto w = static_cast<size_t>(operand_bytes(i, f.elem_size));
             const size_t row = static_cast<size_t>(inner / f.rep) * w;
             for (int64_t k = 0; k < f.rep; ++k)
                 std::memcpy(rep_buf[i] + static_cast<size_t>(k) * row, *in[i],
