@@ -16,6 +16,18 @@
 // generation time, so where each piece ends up is computed, not assumed;
 // a network that does not yield whole rows throws.
 //
+// Wide register tiles (the regular variant; AVX-512 for 1-, 2- and 4-byte
+// elements, AVX2 for 2- and 4-byte ones): nl rows of vlen / w columns,
+// where each register is built from one 16-byte piece of each of n_lanes
+// lines nl columns apart (a load, then vinserti32x4 / vinserti128 from
+// memory), so that the same in-lane network leaves whole rows: nl
+// whole-vector stores in place of one 16-byte piece per row and group,
+// most of them extracted. A line's 64 bytes are read over the tr / nl wide
+// tiles of a step, so wide tiles run only where the lines of one lie
+// within 16 KiB and stay in L1 (a channels-last source: yes; the columns
+// of a [2048, 2048] matrix: no), and not for streamed tiles; the rest of
+// a call runs the register tiles above. Measured in docs/performance.md.
+//
 // Prefetch: each full register tile also prefetches (into L2, prefetcht2)
 // its lines' counterparts pf_ahead columns later, the lines the kernel loads
 // about two column blocks later (the next tile's columns at the end of this
@@ -83,6 +95,15 @@ int ilog2(int v) {
     return s;
 }
 
+// Where the regular variant runs wide register tiles (kernel comment
+// above): pieces of 16 bytes (nl * w), at most 16 registers for the
+// network, and a wide tile a whole number of regular ones.
+bool wide_tiles(kernel_isa isa, int w) {
+    if (isa == kernel_isa::avx512_core)
+        return w == 1 || w == 2 || w == 4;
+    return w == 2 || w == 4;
+}
+
 template <kernel_isa isa, typename Vmm>
 class jit_transpose_t : public CodeGenerator, public transpose_kernel {
 public:
@@ -97,8 +118,12 @@ public:
         , kc_(is_avx512 ? 16 : 8)
         , groups_(kc_ / nl_)
         , nt_(key.nt_stores != 0)
-        , sb_(std::max(kc_, 64 / key.elem_size)) {
+        , sb_(std::max(kc_, 64 / key.elem_size))
+        , kcw_(vlen / key.elem_size)
+        , wide_(!nt_ && wide_tiles(isa, key.elem_size)) {
         plan_network();
+        if (wide_)
+            plan_wide();
         generate();
         // W^X: the buffer was only ever read+write; now read+execute.
         readyRE();
@@ -138,6 +163,8 @@ private:
     static constexpr int stk_slots = 72;
     static constexpr int stage_max = 64 * 64;
     static constexpr int pf_ahead = 32; // columns
+    // The most bytes a wide tile's lines may span: half a 32 KiB L1.
+    static constexpr int wide_span = 16 * 1024;
     const Opmask k_rows_ = k1;
     const Opmask k_cols_ = k2;
 
@@ -156,25 +183,19 @@ private:
         int dst_lo, dst_hi, a, b, gran; // gran: bytes
     };
 
-    void plan_network() {
+    // The in-lane unpack network over groups of nl_ registers (vals: each
+    // group's registers in order; free_reg: a register no group holds),
+    // appended to `ops`, following every element's label through it.
+    void simulate(std::vector<content> &regs,
+                  std::vector<std::vector<int>> &vals, int free_reg,
+                  std::vector<unpack_op> &ops) const {
         const int elems = vlen / w_, lane_elems = lane_bytes / w_;
-        std::vector<content> regs(32);
-        for (int l = 0; l < kc_; ++l) {
-            regs[l].resize(elems);
-            for (int e = 0; e < elems; ++e)
-                regs[l][e] = { l, e };
-        }
-        std::vector<std::vector<int>> vals(groups_);
-        for (int g = 0; g < groups_; ++g)
-            for (int i = 0; i < nl_; ++i)
-                vals[g].push_back(g * nl_ + i);
-        int free_reg = kc_;
         for (int s = 0; (1 << s) < nl_; ++s) {
             const int k = 1 << s; // elements per chunk
-            for (int g = 0; g < groups_; ++g) {
-                std::vector<int> next(nl_);
+            for (auto &group : vals) {
+                std::vector<int> next(static_cast<size_t>(nl_));
                 for (int i = 0; i < nl_ / 2; ++i) {
-                    const int a = vals[g][2 * i], b = vals[g][2 * i + 1];
+                    const int a = group[2 * i], b = group[2 * i + 1];
                     content lo(elems), hi(elems);
                     const int chunks = lane_elems / k;
                     for (int ln = 0; ln < n_lanes; ++ln)
@@ -190,16 +211,31 @@ private:
                                 hi[o0] = regs[a][ih];
                                 hi[o1] = regs[b][ih];
                             }
-                    ops_.push_back({ free_reg, b, a, b, k * w_ });
+                    ops.push_back({ free_reg, b, a, b, k * w_ });
                     regs[free_reg] = lo;
                     regs[b] = hi;
                     next[i] = free_reg;
                     next[i + nl_ / 2] = b;
                     free_reg = a;
                 }
-                vals[g] = next;
+                group = next;
             }
         }
+    }
+
+    void plan_network() {
+        const int elems = vlen / w_, lane_elems = lane_bytes / w_;
+        std::vector<content> regs(32);
+        for (int l = 0; l < kc_; ++l) {
+            regs[l].resize(elems);
+            for (int e = 0; e < elems; ++e)
+                regs[l][e] = { l, e };
+        }
+        std::vector<std::vector<int>> vals(groups_);
+        for (int g = 0; g < groups_; ++g)
+            for (int i = 0; i < nl_; ++i)
+                vals[g].push_back(g * nl_ + i);
+        simulate(regs, vals, kc_, ops_);
         // Read off the pieces; each (row, group) must appear exactly once.
         std::vector<int> seen(static_cast<size_t>(tr_ * groups_), 0);
         for (int g = 0; g < groups_; ++g)
@@ -236,6 +272,34 @@ private:
                     used[static_cast<size_t>(spare)] = true;
                     upper_.push_back({ reg, spare });
                 }
+        }
+    }
+
+    // Wide register tiles: register k holds, in lane L, the 16 bytes at
+    // rows r0 .. r0 + nl_ - 1 of line nl_ * L + k; the same in-lane
+    // network then leaves nl_ registers, each one row of all kcw_ columns
+    // in order (wrow_: the register of each row).
+    void plan_wide() {
+        const int elems = vlen / w_, lane_elems = lane_bytes / w_;
+        std::vector<content> regs(32);
+        for (int k = 0; k < nl_; ++k) {
+            regs[k].resize(elems);
+            for (int e = 0; e < elems; ++e)
+                regs[k][e] = { nl_ * (e / lane_elems) + k, e % lane_elems };
+        }
+        std::vector<std::vector<int>> vals(1);
+        for (int k = 0; k < nl_; ++k)
+            vals[0].push_back(k);
+        simulate(regs, vals, nl_, wops_);
+        wrow_.assign(static_cast<size_t>(nl_), -1);
+        for (int reg : vals[0]) {
+            const int row = regs[reg][0].row;
+            for (int e = 0; e < elems; ++e)
+                if (regs[reg][e].row != row || regs[reg][e].line != e)
+                    throw Error(ERR_INTERNAL);
+            if (wrow_[static_cast<size_t>(row)] != -1)
+                throw Error(ERR_INTERNAL);
+            wrow_[static_cast<size_t>(row)] = reg;
         }
     }
 
@@ -556,6 +620,113 @@ private:
         L(l_done);
     }
 
+    // Wide tile j (0 .. tr_ / nl_ - 1) of a step of tr_ rows: rows reg_r0_
+    // .. + nl_ - 1 of kcw_ columns from reg_sblk_, each register built from
+    // n_lanes 16-byte pieces (a load, then inserts from memory), the
+    // network, and one whole-vector store per row. It prefetches the
+    // counterparts of lines k = j, j + S, ... (S = tr_ / nl_ tiles per
+    // step): over a step, each line once per tr_ rows, as full_tile does
+    // (with no prefetch due, the hint falls on the line itself).
+    void wide_tile(int j) {
+        const int steps = tr_ / nl_;
+        lea(reg_p_[0], ptr[reg_sblk_ + reg_r0_ * w_]);
+        if (n_lanes > 1) {
+            imul(reg_tmp_, reg_ld_, nl_);
+            for (int ln = 1; ln < n_lanes; ++ln)
+                lea(reg_p_[ln], ptr[reg_p_[ln - 1] + reg_tmp_]);
+        }
+        mov(reg_tmp2_, ptr[rsp + stk_pf]);
+        const auto at = [&](const Reg64 &base, int q) {
+            return q == 0   ? ptr[base]
+                   : q == 1 ? ptr[base + reg_ld_]
+                   : q == 2 ? ptr[base + reg_ld_ * 2]
+                            : ptr[base + reg_ld3_];
+        };
+        for (int k = 0; k < nl_; ++k) {
+            if (k > 0 && k % 4 == 0)
+                for (int ln = 0; ln < n_lanes; ++ln)
+                    lea(reg_p_[ln], ptr[reg_p_[ln] + reg_ld_ * 4]);
+            for (int ln = 0; ln < n_lanes; ++ln) {
+                const Address a = at(reg_p_[ln], k % 4);
+                if (ln == 0)
+                    vmovdqu(Xmm(k), a);
+                else if constexpr (is_avx512)
+                    vinserti32x4(Zmm(k), Zmm(k), a, ln);
+                else
+                    vinserti128(Ymm(k), Ymm(k), a, 1);
+            }
+            if (k % steps == j)
+                for (int ln = 0; ln < n_lanes; ++ln) {
+                    lea(reg_tmp_, ptr[reg_p_[ln] + reg_tmp2_]);
+                    prefetcht2(at(reg_tmp_, k % 4));
+                }
+        }
+        for (const unpack_op &op : wops_) {
+            unpack(Vmm(op.dst_lo), Vmm(op.a), Vmm(op.b), op.gran, false);
+            unpack(Vmm(op.dst_hi), Vmm(op.a), Vmm(op.b), op.gran, true);
+        }
+        row_pointer();
+        for (int row = 0; row < nl_; ++row) {
+            if (row > 0 && row % 4 == 0)
+                lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
+            const Vmm v(wrow_[static_cast<size_t>(row)]);
+            if constexpr (is_avx512)
+                vmovdqu32(row_addr(row, 0), v);
+            else
+                vmovdqu(row_addr(row, 0), v);
+        }
+    }
+
+    // The regular variant's column blocks of kcw_ columns in wide tiles
+    // while whole ones are left, steps of tr_ rows, the rows left as by the
+    // regular loop; then on to `l_cols` (the regular loop, from the next
+    // column). A wide tile reads each line's 64 bytes in tr_ / nl_ passes,
+    // so its lines must stay in L1 between them: only where the kcw_ lines
+    // lie within wide_span bytes. Streamed tiles (pf_next) keep the
+    // register tiles their linear prefetch is spread over.
+    void wide_blocks(const Label &l_cols) {
+        cmp(qword[reg_param_ + offsetof(transpose_call_args, pf_next_bytes)],
+            0);
+        jne(l_cols, T_NEAR);
+        imul(reg_tmp_, reg_ld_, kcw_);
+        cmp(reg_tmp_, wide_span);
+        ja(l_cols, T_NEAR);
+        column_blocks(l_cols, kcw_, [&] {
+            for (int j = 0; j < tr_ / nl_; ++j) {
+                wide_tile(j);
+                add(reg_r0_, nl_);
+            }
+        });
+    }
+
+    // Column blocks of `width` columns (a multiple of kc_) while whole
+    // ones are left, each in steps of tr_ rows by `step` (which leaves
+    // reg_r0_ tr_ rows on), the rows left as by the regular loop; then on
+    // to `l_cols` (the regular loop, from the next column).
+    template <typename Step>
+    void column_blocks(const Label &l_cols, int width, Step step) {
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        Label l_blk, l_rows, l_tail;
+        L(l_blk);
+        mov(reg_tmp_, arg(offsetof(transpose_call_args, cols)));
+        sub(reg_tmp_, ptr[rsp + stk_c0]);
+        cmp(reg_tmp_, width);
+        jb(l_cols, T_NEAR);
+        set_prefetch(width);
+        xor_(reg_r0_, reg_r0_);
+        L(l_rows);
+        mov(reg_tmp_, arg(offsetof(transpose_call_args, rows)));
+        sub(reg_tmp_, reg_r0_);
+        cmp(reg_tmp_, tr_);
+        jb(l_tail, T_NEAR);
+        step();
+        jmp(l_rows, T_NEAR);
+        L(l_tail);
+        for (int t = 0; t < width / kc_; ++t)
+            row_tail_then_next_block();
+        jmp(l_blk, T_NEAR);
+    }
+
     int stk_size() const { return stk_slots + (nt_ ? stage_max + 64 : 0); }
 
     // Column prefetch offset for the column block at c0 = [rsp + stk_c0]
@@ -574,7 +745,6 @@ private:
     // ones are left, where dst and dst_ld are multiples of 64 bytes; then
     // on to `l_cols` (the regular loop, from the next column).
     void nt_blocks(const Label &l_cols) {
-        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         lea(reg_tmp_, ptr[rsp + stk_slots + 63]);
         and_(reg_tmp_, ~int32_t(63));
         mov(ptr[rsp + stk_stage], reg_tmp_);
@@ -582,28 +752,10 @@ private:
         or_(reg_tmp_, reg_dld_);
         test(reg_tmp_, 63);
         jnz(l_cols, T_NEAR);
-        Label l_blk, l_rows, l_tail;
-        L(l_blk);
-        mov(reg_tmp_, arg(offsetof(transpose_call_args, cols)));
-        sub(reg_tmp_, ptr[rsp + stk_c0]);
-        cmp(reg_tmp_, sb_);
-        jb(l_cols, T_NEAR);
-        set_prefetch(sb_);
-        xor_(reg_r0_, reg_r0_);
-        L(l_rows);
-        mov(reg_tmp_, arg(offsetof(transpose_call_args, rows)));
-        sub(reg_tmp_, reg_r0_);
-        cmp(reg_tmp_, tr_);
-        jb(l_tail, T_NEAR);
-        staged_block();
-        add(reg_r0_, tr_);
-        jmp(l_rows, T_NEAR);
-        L(l_tail);
-        // The rows left of each register tile's columns, as by the regular
-        // loop.
-        for (int t = 0; t < sb_ / kc_; ++t)
-            row_tail_then_next_block();
-        jmp(l_blk, T_NEAR);
+        column_blocks(l_cols, sb_, [&] {
+            staged_block();
+            add(reg_r0_, tr_);
+        });
     }
 
     // The rows from reg_r0_ on (fewer than tr_, maybe none) of the column
@@ -654,6 +806,8 @@ private:
         Label l_cblk, l_rblk, l_rtail, l_ctail, l_done;
         if (nt_)
             nt_blocks(l_cblk);
+        else if (wide_)
+            wide_blocks(l_cblk);
         L(l_cblk);
         {
             mov(reg_tmp_, arg(off_cols));
@@ -730,7 +884,10 @@ private:
     const int w_, lw_, tr_, nl_, piece_, kc_, groups_;
     const bool nt_; // non-temporal variant
     const int sb_;  // its column block: max(kc_, 64 / w_) columns
-    std::vector<unpack_op> ops_;
+    const int kcw_; // columns of a wide tile: vlen / w_
+    const bool wide_;
+    std::vector<unpack_op> ops_, wops_;
+    std::vector<int> wrow_;
     std::vector<piece> pieces_;
     std::vector<std::pair<int, int>> upper_; // (register, spare xmm)
     transpose_kernel_fn fn_ = nullptr;

@@ -29,13 +29,17 @@ kernels(si::kernel_isa isa) {
     return v;
 }
 
-/// Rows of one register tile and columns of one, as documented in
-/// jit_transpose.hpp.
+/// Rows of one register tile and columns of the widest one, as documented
+/// in jit_transpose.hpp: the regular kernels' wide tiles span vlen / w
+/// columns (w = 1 on AVX-512, 2 and 4), the others 16 (AVX-512) or 8.
 int tile_rows(si::kernel_isa isa, int w) {
     return isa_vlen(isa) / w;
 }
-int tile_cols(si::kernel_isa isa) {
-    return isa == si::kernel_isa::avx2 ? 8 : 16;
+int tile_cols(si::kernel_isa isa, int w) {
+    const bool avx2 = isa == si::kernel_isa::avx2;
+    if (w == 2 || w == 4 || (w == 1 && !avx2))
+        return isa_vlen(isa) / w;
+    return avx2 ? 8 : 16;
 }
 
 /// Every value of 1 .. 2 * tile + 3 when `all`, else a sample around the
@@ -112,7 +116,7 @@ TEST_P(kernel_transpose, EveryShapeBitExact) {
     int fails = 0;
     for (const auto &[w, k] : kernels(kisa())) {
         ASSERT_NE(k, nullptr);
-        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
+        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa(), w);
         // All rows with sampled columns, then all columns with sampled rows.
         for (int pass = 0; pass < 2; ++pass)
             for (uint64_t r : extents(tr, pass == 0))
@@ -136,7 +140,7 @@ TEST_P(kernel_transpose, OddLeadingDimensions) {
     int fails = 0;
     for (const auto &[w, k] : kernels(kisa())) {
         ASSERT_NE(k, nullptr);
-        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
+        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa(), w);
         const uint64_t rs[] = { 1, uint64_t(tr), uint64_t(2 * tr + 1) };
         const uint64_t cs[] = { 1, uint64_t(tc), uint64_t(tc + 3) };
         for (uint64_t r : rs)
@@ -162,7 +166,7 @@ TEST_P(kernel_transpose, GuardPages) {
     int fails = 0;
     for (const auto &[w, k] : kernels(kisa())) {
         ASSERT_NE(k, nullptr);
-        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
+        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa(), w);
         for (uint64_t r : extents(tr, false))
             for (uint64_t c : extents(tc, false))
                 for (int loose = 0; loose < 2; ++loose) {
@@ -197,7 +201,7 @@ TEST_P(kernel_transpose, PrefetchBeyondTheTileKeepsResultsExact) {
     int fails = 0;
     for (const auto &[w, k] : kernels(kisa())) {
         ASSERT_NE(k, nullptr);
-        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
+        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa(), w);
         for (uint64_t r : { uint64_t(tr), uint64_t(2 * tr + 1) })
             for (uint64_t c :
                  { uint64_t(tc), uint64_t(2 * tc + 3), uint64_t(5 * tc) })
@@ -230,7 +234,7 @@ TEST_P(kernel_transpose, PrefetchOfTheNextBlockKeepsResultsExact) {
     int fails = 0;
     for (const auto &[w, k] : kernels(kisa())) {
         ASSERT_NE(k, nullptr);
-        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa());
+        const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa(), w);
         for (uint64_t r : { uint64_t(1), uint64_t(tr), uint64_t(2 * tr + 1) })
             for (uint64_t c :
                  { uint64_t(1), uint64_t(tc), uint64_t(3 * tc + 5) })
@@ -270,7 +274,7 @@ TEST_P(kernel_transpose, NonTemporalStagedBlocksBitExact) {
         const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w), 1 });
         ASSERT_NE(k, nullptr);
         const uint64_t tr = uint64_t(tile_rows(kisa(), w));
-        const uint64_t tc = uint64_t(tile_cols(kisa()));
+        const uint64_t tc = uint64_t(tile_cols(kisa(), w));
         const uint64_t sb = std::max<uint64_t>(tc, 64 / w);
         for (uint64_t r :
              { uint64_t(1), tr - 1, tr, tr + 1, 2 * tr, 3 * tr + 5 })
@@ -335,7 +339,7 @@ TEST_P(kernel_transpose, CalleeSavedRegistersPreserved) {
         ASSERT_NE(k, nullptr);
         // Full tiles and both tails.
         const uint64_t r = 2 * uint64_t(tile_rows(kisa(), w)) + 1;
-        const uint64_t c = 2 * uint64_t(tile_cols(kisa())) + 3;
+        const uint64_t c = 2 * uint64_t(tile_cols(kisa(), w)) + 3;
         si::transpose_call_args a {};
         a.rows = r;
         a.cols = c;
