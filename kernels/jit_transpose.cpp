@@ -223,14 +223,23 @@ private:
         }
     }
 
-    void plan_network() {
-        const int elems = vlen / w_, lane_elems = lane_bytes / w_;
+    // Registers 0 .. n - 1 labelled element by element (label(reg, e)),
+    // the rest empty, for simulate().
+    template <typename Label_of>
+    std::vector<content> labelled(int n, Label_of label_of) const {
+        const int elems = vlen / w_;
         std::vector<content> regs(32);
-        for (int l = 0; l < kc_; ++l) {
-            regs[l].resize(elems);
+        for (int r = 0; r < n; ++r)
             for (int e = 0; e < elems; ++e)
-                regs[l][e] = { l, e };
-        }
+                regs[r].push_back(label_of(r, e));
+        return regs;
+    }
+
+    void plan_network() {
+        const int lane_elems = lane_bytes / w_;
+        std::vector<content> regs = labelled(kc_, [](int l, int e) {
+            return label { l, e };
+        });
         std::vector<std::vector<int>> vals(groups_);
         for (int g = 0; g < groups_; ++g)
             for (int i = 0; i < nl_; ++i)
@@ -281,12 +290,9 @@ private:
     // in order (wrow_: the register of each row).
     void plan_wide() {
         const int elems = vlen / w_, lane_elems = lane_bytes / w_;
-        std::vector<content> regs(32);
-        for (int k = 0; k < nl_; ++k) {
-            regs[k].resize(elems);
-            for (int e = 0; e < elems; ++e)
-                regs[k][e] = { nl_ * (e / lane_elems) + k, e % lane_elems };
-        }
+        std::vector<content> regs = labelled(nl_, [&](int k, int e) {
+            return label { nl_ * (e / lane_elems) + k, e % lane_elems };
+        });
         std::vector<std::vector<int>> vals(1);
         for (int k = 0; k < nl_; ++k)
             vals[0].push_back(k);
