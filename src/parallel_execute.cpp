@@ -256,13 +256,24 @@ struct tiled_runner {
             ptr[op_dst] = sp;
             row_stride[op_dst] = ld[op_dst];
         }
+        // Where every operand's rows of the strip lie back to back (whole
+        // rows of contiguous operands, a scratch without padding) or it is
+        // one element for all (stride 0), the strip is one row of nr * nc
+        // elements: no tail and no misaligned start per row (rows of 49 or
+        // 197 elements ran the row kernel at half the dense Select's
+        // speed).
+        bool flat = true;
+        for (int i = 0; i < n_operands; ++i) {
+            const bool scalar = !tr[i] && stride[i][in] == 0;
+            flat = flat && row_stride[i] == (scalar ? 0 : nc * esize[i]);
+        }
         select_call_args a;
         a.cond = ptr[op_cond];
         a.src0 = ptr[op_src0];
         a.src1 = ptr[op_src1];
         a.dst = const_cast<void *>(ptr[op_dst]);
-        a.n = static_cast<uint64_t>(nc);
-        a.rows = static_cast<uint64_t>(nr);
+        a.n = static_cast<uint64_t>(flat ? nr * nc : nc);
+        a.rows = static_cast<uint64_t>(flat ? 1 : nr);
         a.cond_stride = row_stride[op_cond];
         a.src0_stride = row_stride[op_src0];
         a.src1_stride = row_stride[op_src1];
@@ -294,12 +305,12 @@ struct tiled_runner {
 constexpr int64_t stream_budget = 256 * 1024;
 
 // The transposed operands of a folded problem with ndims >= 2: their
-// element bytes, and `blocks`: each is an input whose lines hold the whole
+// element bytes; `blocks`: each is an input whose lines hold the whole
 // tile dim back to back, so that a tile of all rows and all columns is one
-// contiguous block of it.
+// contiguous block of it; `aligned`: every line starts a cache line.
 struct transposed_operands {
     int64_t w_min = 8, w_max = 0, w_sum = 0;
-    bool blocks = true;
+    bool blocks = true, aligned = true;
 
     explicit transposed_operands(const select_folded &f) {
         const int nd = f.ndims;
@@ -312,15 +323,23 @@ struct transposed_operands {
                 w_sum += w;
                 blocks = blocks && i != op_dst && f.strides[i][nd - 2] == w
                          && f.strides[i][nd - 1] == rows * w;
+                aligned = aligned && f.strides[i][nd - 1] % 64 == 0;
             }
         w_sum = std::max<int64_t>(w_sum, 1);
     }
 
-    // Streaming's shape condition: the blocks fit stream_budget together.
+    // Streaming's shape condition: the blocks fit stream_budget together,
+    // and each line is read in one strip or cut at cache lines. A strip
+    // reads 64 bytes of the narrowest operand's lines; where a line does
+    // not start a cache line, each strip loads two lines of cache per line
+    // and the next strip loads one of them again, long evicted from L1
+    // (lines of 788 and 800 bytes: 0.26-0.42 of the dense Select, against
+    // 0.36-0.51 in panels; docs/performance.md).
     bool may_stream(const select_folded &f) const {
         const int nd = f.ndims;
-        return blocks
-               && f.dims[nd - 2] * f.dims[nd - 1] <= stream_budget / w_sum;
+        const int64_t rows = f.dims[nd - 2];
+        return blocks && (aligned || rows * w_min <= 64)
+               && rows * f.dims[nd - 1] <= stream_budget / w_sum;
     }
 };
 

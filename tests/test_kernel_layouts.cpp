@@ -685,9 +685,10 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
 
 TEST(kernel_layouts_tiles, StreamingTiles) {
     // Where every transposed input's lines hold the whole tile dim back to
-    // back and a tile of all rows and columns fits 256 KiB of them, tiles
-    // are whole matrices run in strips of 64 bytes of rows of the
-    // narrowest transposed operand, and stream (src/parallel_execute.cpp).
+    // back, start cache lines (or fit one strip) and a tile of all rows and
+    // columns fits 256 KiB of them, tiles are whole matrices run in strips
+    // of 64 bytes of rows of the narrowest transposed operand, and stream
+    // (src/parallel_execute.cpp).
     struct tc {
         dims_t d;
         int op, w, nthreads;
@@ -701,9 +702,13 @@ TEST(kernel_layouts_tiles, StreamingTiles) {
         { { 64, 256, 257 }, 1, 4, 1, false, 128, 257, 0 },  // 257 KiB
         { { 8, 256, 256 }, 2, 8, 1, false, 128, 256, 0 },   // 512 KiB
         { { 3, 128, 128 }, 1, 4, 2, false, 128, 128, 0 },   // 3 on 2 threads
-        { { 4, 100, 50 }, 2, 4, 2, true, 100, 50, 16 },
+        { { 4, 96, 50 }, 2, 4, 2, true, 96, 50, 16 },
+        { { 4, 100, 50 }, 2, 4, 2, false, 100, 50, 0 }, // lines of 400 bytes
         { { 4, 10, 50 }, 2, 4, 1, true, 10, 50, 10 },   // rows < strip
+        { { 4, 10, 50 }, 2, 8, 1, false, 10, 50, 0 },   // 80 bytes, 2 strips
         { { 4, 100, 50 }, 3, 4, 1, false, 100, 50, 0 }, // dst
+        { { 64, 192, 192 }, 1, 4, 1, true, 192, 192, 16 },
+        { { 64, 197, 197 }, 1, 4, 1, false, 128, 197, 0 }, // 788 bytes
     };
     for (const tc &c : cases) {
         dims_t st[4];
@@ -760,6 +765,7 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
         { { 64, 256, 257 }, 1, 4, false }, { { 8, 256, 256 }, 2, 8, false },
         { { 4, 100, 50 }, 3, 4, false },   { { 16, 64, 3136 }, 1, 4, false },
         { { 16, 64, 3136 }, 0, 4, true },  { { 4, 256, 256 }, 0, 2, true },
+        { { 8, 197, 197 }, 1, 4, false },  { { 8, 10, 64 }, 1, 4, true },
     };
     for (const tc &c : cases) {
         dims_t st[4];

@@ -196,8 +196,11 @@ TEST_P(kernel_layouts_guard, StreamedTilesAgainstGuards) {
     int fails = 0;
     for (int w : { 4, 2, 1, 8 })
         for (int op : { 0, 1, 2 })
-            for (const dims_t &d : { dims_t { 5, 64, 48 }, dims_t { 6, 17, 33 },
-                                     dims_t { 4, 100, 7 } }) {
+            // Streaming needs lines that start cache lines or fit one
+            // strip: 16 and 8 rows for every element size, 5 rows (a
+            // partial register tile) in one strip.
+            for (const dims_t &d : { dims_t { 5, 64, 48 }, dims_t { 6, 16, 33 },
+                                     dims_t { 4, 8, 7 }, dims_t { 4, 5, 9 } }) {
                 dims_t st[4];
                 st[op] = { d[1] * d[2], 1, d[1] };
                 const si::select_nd p = full_nd(d, st, w);
