@@ -1,5 +1,6 @@
-// Layout cases L1..L8: Select with operands in channels-last, permuted or
-// transposed layouts, each measured in the same run as
+// Layout cases L1..L10: Select with operands in channels-last, permuted or
+// transposed layouts (L9 and L10: shapes whose rows are not multiples of a
+// vector), each measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
 //   <case>/<type>/t<threads>/dense_<isa>      the same shapes, row-major
@@ -56,6 +57,8 @@ std::vector<layout_case> layout_cases(int64_t scale) {
     const dims_t act = { 16 * scale, 64, 56, 56 }, chan = { 1, 64, 1, 1 };
     const dims_t sq = { 2048 * scale, 2048 };
     const dims_t att = { 4 * scale, 16, 256, 256 }, mask = { 1, 1, 256, 256 };
+    const dims_t vit = { 32 * scale, 12, 197, 197 }, vmask = { 1, 1, 197, 197 };
+    const dims_t late = { 32 * scale, 512, 7, 7 };
     return {
         { "L1",
           "all NHWC",
@@ -97,6 +100,18 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           "scores [4,16,256,256] last two dims swapped, mask, 0-D src_1",
           { mask, att, {}, att },
           { {}, { 0, 1, 3, 2 }, {}, {} },
+          false,
+          op_src0 },
+        { "L9",
+          "ViT scores [32,12,197,197] last two dims swapped, mask, 0-D src_1",
+          { vmask, vit, {}, vit },
+          { {}, { 0, 1, 3, 2 }, {}, {} },
+          false,
+          op_src0 },
+        { "L10",
+          "[32,512,7,7] src_0 NHWC, rest NCHW",
+          { late, late, late, late },
+          { {}, nhwc, {}, {} },
           false,
           op_src0 },
     };
