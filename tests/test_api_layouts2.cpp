@@ -193,6 +193,16 @@ TEST(ApiLayouts2, LargerTiledCases) {
         const dims e = { 2, 48, 17, 33 };
         run_layout_case("dst_nhwc_2x48x17x33", t, { e, {} }, { e, {} },
                         { e, {} }, { e, nhwc_strides(e) }, seed++);
+        // Rows that are no multiple of a vector: ViT's scores (lines of
+        // 197 elements, panels rather than streamed tiles) and 7 x 7
+        // channels-last images (strips run as one row).
+        const dims sc = { 2, 3, 197, 197 }, mask = { 1, 1, 197, 197 };
+        run_layout_case("vit_scores_swapped", t, { mask, {} },
+                        { sc, { 3 * 197 * 197, 197 * 197, 1, 197 } },
+                        { dims {}, {} }, { sc, {} }, seed++);
+        const dims l = { 3, 160, 7, 7 };
+        run_layout_case("src0_nhwc_3x160x7x7", t, { l, {} },
+                        { l, nhwc_strides(l) }, { l, {} }, { l, {} }, seed++);
     }
 }
 
