@@ -307,7 +307,8 @@ constexpr int64_t stream_budget = 256 * 1024;
 // The transposed operands of a folded problem with ndims >= 2: their
 // element bytes; `blocks`: each is an input whose lines hold the whole
 // tile dim back to back, so that a tile of all rows and all columns is one
-// contiguous block of it; `aligned`: every line starts a cache line.
+// contiguous block of it; `aligned`: every line's stride is a multiple of
+// 64 bytes (its lines start cache lines where the tensor does).
 struct transposed_operands {
     int64_t w_min = 8, w_max = 0, w_sum = 0;
     bool blocks = true, aligned = true;
