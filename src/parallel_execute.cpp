@@ -102,6 +102,13 @@ struct tiled_runner {
     int64_t tile_rows = 1, tile_cols = 1, strip = 1, scratch = 0;
     int64_t n_rb = 1, n_cb = 1, outer = 1;
     bool stream = false;
+    // Every operand's rows of a strip lie back to back (whole rows of
+    // contiguous operands, a scratch without padding) or the operand is
+    // one element for all (stride 0): the row kernel runs a strip as one
+    // row of rows x columns elements, so one tail and one misaligned start
+    // per strip rather than per row (rows of 49 or 197 elements ran the
+    // row kernel at half the dense Select's speed).
+    bool flat = false;
 
     tiled_runner(const select_folded &af, select_kernel_fn afn,
                  const char *const *abase, const int64_t *const *astride,
@@ -135,6 +142,12 @@ struct tiled_runner {
         n_cb = (inner + tile_cols - 1) / tile_cols;
         for (int d = 0; d + 2 < nd; ++d)
             outer *= f.dims[d];
+        flat = n_cb == 1;
+        for (int i = 0; i < n_operands; ++i) {
+            const int64_t rs = tr[i] ? ld[i] : stride[i][nd - 2];
+            const bool scalar = !tr[i] && stride[i][nd - 1] == 0;
+            flat = flat && rs == (scalar ? 0 : inner * esize[i]);
+        }
     }
 
     int64_t items() const { return outer * n_rb * n_cb; }
@@ -255,17 +268,6 @@ struct tiled_runner {
         if (tr[op_dst]) {
             ptr[op_dst] = sp;
             row_stride[op_dst] = ld[op_dst];
-        }
-        // Where every operand's rows of the strip lie back to back (whole
-        // rows of contiguous operands, a scratch without padding) or it is
-        // one element for all (stride 0), the strip is one row of nr * nc
-        // elements: no tail and no misaligned start per row (rows of 49 or
-        // 197 elements ran the row kernel at half the dense Select's
-        // speed).
-        bool flat = true;
-        for (int i = 0; i < n_operands; ++i) {
-            const bool scalar = !tr[i] && stride[i][in] == 0;
-            flat = flat && row_stride[i] == (scalar ? 0 : nc * esize[i]);
         }
         select_call_args a;
         a.cond = ptr[op_cond];
