@@ -86,6 +86,14 @@ struct tile_shape {
 };
 tile_shape plan_tiles(const select_folded &f, int nthreads);
 
+/// The scratch row stride, in bytes, for tiles of `rows` rows of `bytes`
+/// bytes each: `bytes` (rows back to back) unless more than 8 of the rows
+/// would share one of the 64 sets of an L1D (64-byte lines, so address bits
+/// 6-11); then the next multiple of 64 bytes that spreads them (pitches of
+/// 4 KiB multiples, or within a few bytes of one, put every row of a tile
+/// in one or two sets).
+int64_t scratch_pitch(int64_t bytes, int64_t rows);
+
 /// Whether plan_tiles streams the tiles of `f` at some thread count: its
 /// transposed inputs' tiles are contiguous blocks that fit the streaming
 /// budget (a transposed dst never streams).

@@ -203,6 +203,17 @@ TEST(ApiLayouts2, LargerTiledCases) {
         const dims l = { 3, 160, 7, 7 };
         run_layout_case("src0_nhwc_3x160x7x7", t, { l, {} },
                         { l, nhwc_strides(l) }, { l, {} }, { l, {} }, seed++);
+        // Rows of 1023 elements, 4 bytes (2) short of 4 KiB (2 KiB) in f32
+        // (bf16, f16), and of 1023 bytes of cond: the scratch rows are
+        // padded to spread over L1's sets, so a strip no longer runs as one
+        // row.
+        const dims p = { 140, 1023 };
+        run_layout_case("src0_transposed_140x1023", t, { p, {} },
+                        { p, { 1, 140 } }, { p, {} }, { p, {} }, seed++);
+        run_layout_case("cond_transposed_140x1023", t, { p, { 1, 140 } },
+                        { p, {} }, { dims {}, {} }, { p, {} }, seed++);
+        run_layout_case("dst_transposed_140x1023", t, { p, {} }, { p, {} },
+                        { p, {} }, { p, { 1, 140 } }, seed++);
     }
 }
 

@@ -683,6 +683,37 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     EXPECT_EQ(t.cols, 56 * 56) << si::folded2str(f);
 }
 
+TEST(kernel_layouts_tiles, ScratchPitch) {
+    // Scratch rows stay back to back unless more than 8 rows of a tile fall
+    // into one of an L1D's 64 sets (address bits 6-11); then the stride is
+    // the next multiple of 64 bytes that spreads them
+    // (src/parallel_execute.cpp).
+    struct tc {
+        int64_t bytes, rows, pitch;
+    };
+    const std::vector<tc> cases = {
+        // [2047, 2047] f32 and bf16: rows 4 bytes (2 bytes) short of 8 KiB
+        // (4 KiB) fall into one or two sets; 8192 and 4096 put them all in
+        // one; 129 and 65 lines give each row of 64 its own set.
+        { 8188, 128, 8256 },  { 4094, 128, 4160 },
+        { 8192, 128, 8256 },  // [2048, 2048] f32
+        { 2048, 256, 2112 },  // a 1-byte cond, 256 rows: 2 sets -> 33 lines
+        { 4608, 128, 4672 },  // 9 x 512: 8 sets, 16 rows each -> 73 lines
+        { 1024, 128, 1088 },  // 4 sets, 32 rows each -> 17 lines
+        { 1020, 128, 1020 },  // 4 bytes short of 1 KiB: 32 sets of 4 rows
+        { 1024, 16, 1024 },   // a 16-row strip: 4 sets, 4 rows each
+        { 1024, 32, 1024 },   // 8 rows in each of 4 sets: not over 8
+        { 4352, 128, 4352 },  // 16 sets of 8 rows
+        { 12544, 64, 12544 }, // L4's [64, 3136] f32: 16 sets of 4 rows
+        { 788, 197, 788 },    // ViT's 197 f32: at most 5 rows to a set
+        { 196, 512, 196 },    // [N, 512, 7, 7] f32: at most 4
+        { 8188, 8, 8188 },    // 8 rows: never over 8
+    };
+    for (const tc &c : cases)
+        EXPECT_EQ(si::scratch_pitch(c.bytes, c.rows), c.pitch)
+                << c.bytes << " bytes, " << c.rows << " rows";
+}
+
 TEST(kernel_layouts_tiles, StreamingTiles) {
     // Where every transposed input's lines hold the whole tile dim back to
     // back, start cache lines (or fit one strip) and a tile of all rows and
