@@ -1,6 +1,7 @@
-// Layout cases L1..L10: Select with operands in channels-last, permuted or
+// Layout cases L1..L11: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
-// vector), each measured in the same run as
+// vector; L11: lines 4 bytes short of 8 KiB), each measured in the same run
+// as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
 //   <case>/<type>/t<threads>/dense_<isa>      the same shapes, row-major
@@ -59,6 +60,7 @@ std::vector<layout_case> layout_cases(int64_t scale) {
     const dims_t att = { 4 * scale, 16, 256, 256 }, mask = { 1, 1, 256, 256 };
     const dims_t vit = { 32 * scale, 12, 197, 197 }, vmask = { 1, 1, 197, 197 };
     const dims_t late = { 32 * scale, 512, 7, 7 };
+    const dims_t odd = { 2047 * scale, 2047 };
     return {
         { "L1",
           "all NHWC",
@@ -112,6 +114,12 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           "[32,512,7,7] src_0 NHWC, rest NCHW",
           { late, late, late, late },
           { {}, nhwc, {}, {} },
+          false,
+          op_src0 },
+        { "L11",
+          "[2047,2047] src_0 transposed",
+          { odd, odd, odd, odd },
+          { {}, { 1, 0 }, {}, {} },
           false,
           op_src0 },
     };
