@@ -90,34 +90,6 @@ struct folded_runner {
     }
 };
 
-} // namespace
-
-// Every L1D of the x86 servers we target has 64 sets of 64-byte lines, so
-// a line's set is its address bits 6-11: rows whose stride is a multiple of
-// 4 KiB or within a few bytes of one ([2047, 2047] f32: 8188 bytes) all
-// fall into one or two sets, and the transposing kernel's partial row
-// pieces are evicted before the next column block completes them (the
-// kernel alone ran 1.2-2.9x slower on such strides than on padded ones;
-// 8 rows to a set cost nothing measurable, docs/performance.md). Rows stay
-// back to back where they spread (a strip can then run as one row).
-int64_t scratch_pitch(int64_t bytes, int64_t rows) {
-    const auto crowded = [rows](int64_t pitch) {
-        int count[64] = {};
-        for (int64_t r = 0; r < std::min<int64_t>(rows, 128); ++r)
-            if (++count[(r * pitch) % 4096 / 64] > 8)
-                return true;
-        return false;
-    };
-    if (!crowded(bytes))
-        return bytes;
-    int64_t pitch = (bytes + 63) / 64 * 64;
-    while (crowded(pitch))
-        pitch += 64;
-    return pitch;
-}
-
-namespace {
-
 // Tiles of a plan with transposed operands (f.tdim == f.ndims - 2).
 struct tiled_runner {
     const select_folded &f;
@@ -374,6 +346,32 @@ struct transposed_operands {
 
 bool tiles_may_stream(const select_folded &f) {
     return f.ndims >= 2 && transposed_operands(f).may_stream(f);
+}
+
+// Every L1D of the x86 servers we target has 64 sets of 64-byte lines, so
+// a line's set is its address bits 6-11: rows whose stride is a multiple of
+// 4 KiB or within a few bytes of one ([2047, 2047] f32: 8188 bytes) all
+// fall into one or two sets, and the transposing kernel's partial row
+// pieces are evicted before the next column block completes them (the
+// kernel alone ran 1.2-2.9x slower on such strides than on padded ones;
+// 8 rows to a set cost nothing measurable, docs/performance.md). Rows stay
+// back to back where they spread (a strip can then run as one row). The
+// count covers the first 128 rows: a 2- to 8-byte panel's, and as many as
+// two column blocks of one register tile leave in L1.
+int64_t scratch_pitch(int64_t bytes, int64_t rows) {
+    const auto crowded = [rows](int64_t pitch) {
+        int count[64] = {};
+        for (int64_t r = 0; r < std::min<int64_t>(rows, 128); ++r)
+            if (++count[(r * pitch) % 4096 / 64] > 8)
+                return true;
+        return false;
+    };
+    if (!crowded(bytes))
+        return bytes;
+    int64_t pitch = (bytes + 63) / 64 * 64;
+    while (crowded(pitch))
+        pitch += 64;
+    return pitch;
 }
 
 tile_shape plan_tiles(const select_folded &f, int nthreads) {
