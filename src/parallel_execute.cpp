@@ -356,8 +356,9 @@ bool tiles_may_stream(const select_folded &f) {
 // kernel alone ran 1.2-2.9x slower on such strides than on padded ones;
 // 8 rows to a set cost nothing measurable, docs/performance.md). Rows stay
 // back to back where they spread (a strip can then run as one row). The
-// count covers the first 128 rows: a 2- to 8-byte panel's, and as many as
-// two column blocks of one register tile leave in L1.
+// count covers the first 128 rows, a panel's of 2- to 8-byte operands: the
+// rows one column block of the transposing kernel stores into before the
+// next column block completes their lines.
 int64_t scratch_pitch(int64_t bytes, int64_t rows) {
     const auto crowded = [rows](int64_t pitch) {
         int count[64] = {};
