@@ -380,9 +380,11 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // docs/performance.md). Streaming tiles first (below). Panels: tiles that
     // span the whole inner dim, so that the operands read as they are stream
     // along whole rows (one run where they are dense), of min_rows rows (128;
-    // 64 when only 1-byte operands are transposed) or, with only 1-byte ones,
-    // up to 256 rows where they fit panel_budget, fewer (halving) while the
-    // panels would leave the busiest thread over 1.25x the mean. Where no panel
+    // 64 when only 1-byte operands are transposed) or, where no transposed
+    // operand is wider than 2 bytes, up to 256 rows (512 bytes of each line
+    // of a 2-byte operand per panel, as of a 4-byte one) where they fit
+    // panel_budget, fewer (halving) while the panels would leave the
+    // busiest thread over 1.25x the mean. Where no panel
     // fits: tiles of min_rows rows by as many columns as fit tile_budget, in
     // row panels.
     constexpr int64_t panel_budget = 1024 * 1024;
@@ -408,7 +410,7 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     }
     const int64_t min_rows =
             std::min(rows, t.w_max >= 2 ? int64_t(128) : int64_t(64));
-    const int64_t max_rows = t.w_max >= 2 ? 128 : 256;
+    const int64_t max_rows = t.w_max > 2 ? 128 : 256;
     const int64_t fit = panel_budget / (inner * t.w_sum);
     if (fit >= min_rows) {
         // The most rows that fit, fewer (halving, down to min_rows) while

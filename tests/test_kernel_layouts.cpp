@@ -634,9 +634,10 @@ TEST_P(kernel_layouts, TiledPathThreadsOffsetsNonTemporal) {
 
 TEST(kernel_layouts_tiles, PanelsAndTiles) {
     // The tile shape rule (src/parallel_execute.cpp, docs/design.md):
-    // whole-width panels of 128 rows (64 to 256 when only 1-byte operands
-    // are transposed) where they fit 1 MiB of scratch and keep the threads
-    // balanced; tiles of 128 (64) rows and 128 KiB otherwise.
+    // whole-width panels of 128 rows (64 when only 1-byte operands are
+    // transposed; up to 256 as they fit where none is wider than 2 bytes)
+    // where they fit 1 MiB of scratch and keep the threads balanced; tiles
+    // of 128 (64) rows and 128 KiB otherwise.
     struct tc {
         dims_t d;
         int op; // transposed operand (column-major), the rest row-major
@@ -646,7 +647,11 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     };
     const std::vector<tc> cases = {
         { { 2048, 2048 }, 1, 4, 1, 128, 2048 },  // 1 MiB
-        { { 2048, 2048 }, 1, 2, 1, 128, 2048 },  // 512 KiB
+        { { 2048, 2048 }, 1, 2, 1, 256, 2048 },  // 2-byte: 256 rows, 1 MiB
+        { { 2048, 2048 }, 1, 2, 2, 256, 2048 },  // 8 panels, 2 threads
+        { { 2048, 2048 }, 1, 2, 12, 128, 512 },  // 8 or 16 panels: tiles
+        { { 197, 197 }, 1, 2, 1, 197, 197 },     // 2-byte: all 197 rows
+        { { 197, 197 }, 1, 4, 1, 128, 197 },     // 4-byte: 128 of them
         { { 2048, 2048 }, 0, 4, 1, 256, 2048 },  // cond: 256 rows
         { { 2048, 2048 }, 0, 4, 12, 64, 2048 },  // 32 panels, 12 threads
         { { 2048, 2048 }, 3, 4, 2, 128, 2048 },  // dst transposed
@@ -657,10 +662,10 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         { { 300, 257 }, 1, 4, 3, 128, 257 },     // 3 panels, 3 threads
         { { 100, 2000 }, 1, 4, 1, 100, 2000 },   // all rows
         { { 300, 2081 }, 1, 4, 1, 128, 256 },    // 128 rows do not fit
-        { { 300, 2081 }, 1, 2, 1, 128, 2081 },
-        { { 300, 16400 }, 0, 1, 1, 64, 2048 }, // 64 rows do not fit
-        { { 300, 8000 }, 0, 4, 1, 128, 8000 }, // 131 fit: 128
-        { { 3, 5000 }, 1, 4, 1, 3, 5000 },     // rows < 128
+        { { 300, 2081 }, 1, 2, 1, 240, 2081 },   // 251 fit: 240
+        { { 300, 16400 }, 0, 1, 1, 64, 2048 },   // 64 rows do not fit
+        { { 300, 8000 }, 0, 4, 1, 128, 8000 },   // 131 fit: 128
+        { { 3, 5000 }, 1, 4, 1, 3, 5000 },       // rows < 128
     };
     for (const tc &c : cases) {
         dims_t st[4];
