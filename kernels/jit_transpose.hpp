@@ -10,9 +10,9 @@
 // Raw bits move: NaN payloads survive. No alignment is assumed; src_ld and
 // dst_ld are any positive byte counts (multiples of w). The kernels run in
 // register tiles (kernels/jit_transpose.cpp), wide ones of vlen / w columns
-// where a tile's source lines lie close together; R a multiple of 64 / w
-// (AVX-512) or 32 / w (AVX2) and C a multiple of 16 (AVX-512) or 8 (AVX2)
-// keep every element on the vector path.
+// where a tile's source lines lie close together. AVX-512 keeps every
+// element on the vector path (masked partial tiles); AVX2 does where R is
+// at least 32 / w and C at least 8 (tails as overlapping full tiles).
 #ifndef SELGRAPH_KERNELS_JIT_TRANSPOSE_HPP
 #define SELGRAPH_KERNELS_JIT_TRANSPOSE_HPP
 
