@@ -94,6 +94,12 @@ tile_shape plan_tiles(const select_folded &f, int nthreads);
 /// in one or two sets).
 int64_t scratch_pitch(int64_t bytes, int64_t rows);
 
+/// Whether more than 8 of the first min(rows, 128) rows `pitch` bytes apart
+/// share one of the 64 sets of an L1D: scratch_pitch pads such strides, and
+/// a transposed dst whose rows crowd so is written in bands of 128 rows
+/// (src/parallel_execute.cpp).
+bool rows_crowd_l1_sets(int64_t pitch, int64_t rows);
+
 /// Whether plan_tiles streams the tiles of `f` at some thread count: its
 /// transposed inputs' tiles are contiguous blocks that fit the streaming
 /// budget (a transposed dst never streams).

@@ -100,6 +100,9 @@ struct tiled_runner {
     int64_t esize[n_operands];
     int64_t ld[n_operands] = {}; // scratch row stride per transposed operand
     int64_t tile_rows = 1, tile_cols = 1, strip = 1, scratch = 0;
+    // A transposed dst is written in bands of dst_band of its rows (the
+    // tile's columns) per call of its transposing kernel; 0: one call.
+    int64_t dst_band = 0;
     int64_t n_rb = 1, n_cb = 1, outer = 1;
     bool stream = false;
     // Every operand's rows of a strip lie back to back (whole rows of
@@ -134,6 +137,14 @@ struct tiled_runner {
             ld[i] = scratch_pitch(tile_cols * esize[i], strip);
             scratch += (strip * ld[i] + 63) / 64 * 64;
         }
+        // Where dst's rows crowd a few L1 sets ([2047, 2047] dst
+        // transposed: rows 8188 bytes apart), one call's column block
+        // stores a piece into each of the tile's columns' dst rows, all
+        // of them, before the next block completes their lines; in bands
+        // of 128 rows those lines wait in L2 rather than beyond it
+        // (docs/performance.md).
+        if (tr[op_dst] && rows_crowd_l1_sets(stride[op_dst][nd - 1], 128))
+            dst_band = 128;
         n_rb = (rows + tile_rows - 1) / tile_rows;
         n_cb = (inner + tile_cols - 1) / tile_cols;
         for (int d = 0; d + 2 < nd; ++d)
@@ -281,18 +292,22 @@ struct tiled_runner {
         if (tr[op_dst]) {
             // The scratch strip, rows x columns, into dst, contiguous
             // along the rows: the same transpose with the roles of rows
-            // and columns swapped.
+            // and columns swapped, in bands of dst rows (dst_band).
+            char *const d0 = const_cast<char *>(base[op_dst]) + tl.off[op_dst]
+                             + r0 * stride[op_dst][td];
             transpose_call_args t;
-            t.src = sp;
-            t.dst = const_cast<char *>(base[op_dst]) + tl.off[op_dst]
-                    + r0 * stride[op_dst][td];
-            t.rows = static_cast<uint64_t>(nc);
             t.cols = static_cast<uint64_t>(nr);
             t.src_ld = ld[op_dst];
             t.dst_ld = stride[op_dst][in];
             t.pf_cols = 0; // the scratch: no prefetch
             t.fence = 0;
-            tr[op_dst]->fn()(&t);
+            const int64_t band = dst_band > 0 ? dst_band : nc;
+            for (int64_t b0 = 0; b0 < nc; b0 += band) {
+                t.src = sp + b0 * esize[op_dst];
+                t.dst = d0 + b0 * stride[op_dst][in];
+                t.rows = static_cast<uint64_t>(std::min(band, nc - b0));
+                tr[op_dst]->fn()(&t);
+            }
         }
     }
 };
@@ -359,18 +374,19 @@ bool tiles_may_stream(const select_folded &f) {
 // count covers the first 128 rows, a panel's of 2- to 8-byte operands: the
 // rows one column block of the transposing kernel stores into before the
 // next column block completes their lines.
+bool rows_crowd_l1_sets(int64_t pitch, int64_t rows) {
+    int count[64] = {};
+    for (int64_t r = 0; r < std::min<int64_t>(rows, 128); ++r)
+        if (++count[(r * pitch) % 4096 / 64] > 8)
+            return true;
+    return false;
+}
+
 int64_t scratch_pitch(int64_t bytes, int64_t rows) {
-    const auto crowded = [rows](int64_t pitch) {
-        int count[64] = {};
-        for (int64_t r = 0; r < std::min<int64_t>(rows, 128); ++r)
-            if (++count[(r * pitch) % 4096 / 64] > 8)
-                return true;
-        return false;
-    };
-    if (!crowded(bytes))
+    if (!rows_crowd_l1_sets(bytes, rows))
         return bytes;
     int64_t pitch = (bytes + 63) / 64 * 64;
-    while (crowded(pitch))
+    while (rows_crowd_l1_sets(pitch, rows))
         pitch += 64;
     return pitch;
 }

@@ -214,6 +214,12 @@ TEST(ApiLayouts2, LargerTiledCases) {
                         { p, {} }, { dims {}, {} }, { p, {} }, seed++);
         run_layout_case("dst_transposed_140x1023", t, { p, {} }, { p, {} },
                         { p, {} }, { p, { 1, 140 } }, seed++);
+        // A dst whose rows are 4 bytes (2) short of 4 KiB (2 KiB) apart:
+        // its transpose runs in bands of 128 of those rows (300: two bands
+        // and 44 rows).
+        const dims q = { 1023, 300 };
+        run_layout_case("dst_transposed_1023x300", t, { q, {} }, { q, {} },
+                        { q, {} }, { q, { 1, 1023 } }, seed++);
     }
 }
 

@@ -717,6 +717,18 @@ TEST(kernel_layouts_tiles, ScratchPitch) {
     for (const tc &c : cases)
         EXPECT_EQ(si::scratch_pitch(c.bytes, c.rows), c.pitch)
                 << c.bytes << " bytes, " << c.rows << " rows";
+    // The same predicate decides the bands of a transposed dst: rows of
+    // [2047, 2047] and [1023, 300] dst transposed crowd (1-2 sets), L5's dst
+    // pixels (256 and 128 bytes: 8 and 4 rows to a set) and rows of 560
+    // bytes do not; 8 rows never do, 9 of 4 KiB do.
+    EXPECT_TRUE(si::rows_crowd_l1_sets(8188, 2047));
+    EXPECT_TRUE(si::rows_crowd_l1_sets(4092, 300));
+    EXPECT_TRUE(si::rows_crowd_l1_sets(2046, 300));
+    EXPECT_FALSE(si::rows_crowd_l1_sets(256, 3136));
+    EXPECT_FALSE(si::rows_crowd_l1_sets(128, 3136));
+    EXPECT_FALSE(si::rows_crowd_l1_sets(560, 1023));
+    EXPECT_FALSE(si::rows_crowd_l1_sets(4096, 8));
+    EXPECT_TRUE(si::rows_crowd_l1_sets(4096, 9));
 }
 
 TEST(kernel_layouts_tiles, StreamingTiles) {
