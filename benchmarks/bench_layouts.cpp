@@ -1,6 +1,7 @@
-// Layout cases L1..L11: Select with operands in channels-last, permuted or
+// Layout cases L1..L12: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
-// vector; L11: lines 4 bytes short of 8 KiB), each measured in the same run
+// vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written),
+// each measured in the same run
 // as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -122,6 +123,12 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           { {}, { 1, 0 }, {}, {} },
           false,
           op_src0 },
+        { "L12",
+          "[2047,2047] dst transposed",
+          { odd, odd, odd, odd },
+          { {}, {}, {}, { 1, 0 } },
+          false,
+          op_dst },
     };
 }
 
