@@ -322,8 +322,11 @@ constexpr int64_t stream_budget = 256 * 1024;
 // tile dim back to back, so that a tile of all rows and all columns is one
 // contiguous block of it; `aligned`: every line's stride is a multiple of
 // 64 bytes (its lines start cache lines where the tensor does).
+// `panel_floor`: the fewest rows a panel may have, 128 bytes (two cache
+// lines) of each transposed input's lines and 64 bytes (one whole line) of
+// a transposed dst's, at least 16.
 struct transposed_operands {
-    int64_t w_min = 8, w_max = 0, w_sum = 0;
+    int64_t w_min = 8, w_max = 0, w_sum = 0, panel_floor = 16;
     bool blocks = true, aligned = true;
 
     explicit transposed_operands(const select_folded &f) {
@@ -335,6 +338,8 @@ struct transposed_operands {
                 w_min = std::min(w_min, w);
                 w_max = std::max(w_max, w);
                 w_sum += w;
+                panel_floor =
+                        std::max(panel_floor, (i == op_dst ? 64 : 128) / w);
                 blocks = blocks && i != op_dst && f.strides[i][nd - 2] == w
                          && f.strides[i][nd - 1] == rows * w;
                 aligned = aligned && f.strides[i][nd - 1] % 64 == 0;
@@ -400,9 +405,10 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // operand is wider than 2 bytes, up to 256 rows (512 bytes of each line
     // of a 2-byte operand per panel, as of a 4-byte one) where they fit
     // panel_budget, fewer (halving) while the panels would leave the
-    // busiest thread over 1.25x the mean. Where no panel
-    // fits: tiles of min_rows rows by as many columns as fit tile_budget, in
-    // row panels.
+    // busiest thread over 1.25x the mean. Where fewer than min_rows rows
+    // fit (wide rows), narrower panels, down to panel_floor rows, where
+    // they balance the threads. Where no panel fits: tiles of min_rows rows
+    // by as many columns as fit tile_budget, in row panels.
     constexpr int64_t panel_budget = 1024 * 1024;
     constexpr int64_t tile_budget = 128 * 1024;
     const int nd = f.ndims;
@@ -428,7 +434,7 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
             std::min(rows, t.w_max >= 2 ? int64_t(128) : int64_t(64));
     const int64_t max_rows = t.w_max > 2 ? 128 : 256;
     const int64_t fit = panel_budget / (inner * t.w_sum);
-    if (fit >= min_rows) {
+    if (fit >= std::min(min_rows, t.panel_floor)) {
         // The most rows that fit, fewer (halving, down to min_rows) while
         // the panels would leave the busiest thread over 1.25x the mean.
         int64_t r = std::min({ rows, fit, max_rows });

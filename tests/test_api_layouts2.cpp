@@ -220,6 +220,14 @@ TEST(ApiLayouts2, LargerTiledCases) {
         const dims q = { 1023, 300 };
         run_layout_case("dst_transposed_1023x300", t, { q, {} }, { q, {} },
                         { q, {} }, { q, { 1, 1023 } }, seed++);
+        // Rows too wide for panels of 128 rows in 1 MiB: narrower panels
+        // (src_0 f32: 48 rows, 2-byte: 112; dst f32: 16, 2-byte: 48) and
+        // a last panel of the rows left.
+        const dims wa = { 300, 4100 }, wd = { 300, 8200 };
+        run_layout_case("src0_transposed_300x4100", t, { wa, {} },
+                        { wa, { 1, 300 } }, { wa, {} }, { wa, {} }, seed++);
+        run_layout_case("dst_transposed_300x8200", t, { wd, {} }, { wd, {} },
+                        { dims {}, {} }, { wd, { 1, 300 } }, seed++);
     }
 }
 

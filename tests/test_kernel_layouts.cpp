@@ -636,8 +636,10 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     // The tile shape rule (src/parallel_execute.cpp, docs/design.md):
     // whole-width panels of 128 rows (64 when only 1-byte operands are
     // transposed; up to 256 as they fit where none is wider than 2 bytes)
-    // where they fit 1 MiB of scratch and keep the threads balanced; tiles
-    // of 128 (64) rows and 128 KiB otherwise.
+    // where they fit 1 MiB of scratch and keep the threads balanced;
+    // where fewer rows fit, panels down to 128 bytes of each transposed
+    // input's lines (64 of a transposed dst's) that balance the threads;
+    // tiles of 128 (64) rows and 128 KiB otherwise.
     struct tc {
         dims_t d;
         int op; // transposed operand (column-major), the rest row-major
@@ -661,11 +663,20 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         { { 300, 257 }, 1, 4, 2, 128, 256 },     // 3 panels, 2 threads
         { { 300, 257 }, 1, 4, 3, 128, 257 },     // 3 panels, 3 threads
         { { 100, 2000 }, 1, 4, 1, 100, 2000 },   // all rows
-        { { 300, 2081 }, 1, 4, 1, 128, 256 },    // 128 rows do not fit
+        { { 300, 2081 }, 1, 4, 1, 112, 2081 },   // 125 fit: 112
         { { 300, 2081 }, 1, 2, 1, 240, 2081 },   // 251 fit: 240
         { { 300, 16400 }, 0, 1, 1, 64, 2048 },   // 64 rows do not fit
         { { 300, 8000 }, 0, 4, 1, 128, 8000 },   // 131 fit: 128
         { { 3, 5000 }, 1, 4, 1, 3, 5000 },       // rows < 128
+        // Narrow panels: 128 bytes of each input line, 64 of dst's.
+        { { 2048, 6144 }, 1, 4, 1, 32, 6144 },   // 42 fit: 32 (floor 32)
+        { { 2048, 6144 }, 1, 8, 1, 16, 6144 },   // 21 fit: 16 (floor 16)
+        { { 2048, 6144 }, 1, 8, 2, 16, 6144 },   // 128 panels, 2 threads
+        { { 300, 12544 }, 1, 4, 1, 128, 256 },   // 20 fit, floor 32: tiles
+        { { 300, 12544 }, 3, 4, 1, 16, 12544 },  // dst: floor 16
+        { { 4096, 16384 }, 1, 2, 1, 128, 512 },  // 32 fit, floor 64: tiles
+        { { 4096, 16384 }, 3, 2, 1, 32, 16384 }, // dst: floor 32
+        { { 16, 3136 }, 1, 8, 1, 16, 3136 },     // all 16 rows fit
     };
     for (const tc &c : cases) {
         dims_t st[4];

@@ -155,36 +155,51 @@ TEST_P(kernel_layouts_guard, ChannelsLastAgainstGuards) {
 }
 
 TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
-    // Rows too long for a whole-width panel (src/parallel_execute.cpp):
-    // tiles narrower than the row, with a tail of rows and of columns,
-    // each operand transposed in turn.
+    // Rows too long for a whole-width panel of min_rows rows in 1 MiB
+    // (src/parallel_execute.cpp): first rows for which fewer fit, where
+    // panels narrower than min_rows run down to 128 bytes of each line of a
+    // transposed input (64 of dst's), then rows too long for those, where
+    // tiles narrower than the row run; with a tail of rows (and of
+    // columns), each operand transposed in turn.
     auto &g = rng();
     int fails = 0;
     for (int w : { 4, 2, 1 })
-        for (int op = 0; op < 4; ++op) {
-            // The transposed bytes per element, and the rows of a tile.
-            const int64_t wt = op == 0 ? 1 : w;
-            const int64_t min_rows = wt >= 2 ? 128 : 64;
-            const int64_t r = min_rows + 3;
-            const int64_t c = (int64_t(1) << 20) / (min_rows * wt) + 17;
-            guard_set gs(static_cast<size_t>(r * c * w));
-            ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
-            gs.fill(g, static_cast<size_t>(r * c * w));
-            const si::select_nd p = one_column_major(r, c, op, r, w);
-            const si::select_plan plan = si::plan_select(p, 0);
-            const std::string desc =
-                    "operand " + std::to_string(op) + " " + nd_str(p);
-            KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
-            const si::tile_shape t = si::plan_tiles(plan.folded, 2);
-            KT_EXPECT(
-                    fails,
-                    ::testing::AssertionResult(t.rows == min_rows && t.cols < c)
-                            << "tiles " << t.rows << " x " << t.cols,
-                    desc);
-            for (bool at_end : { true, false })
-                KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, 2),
-                          desc + (at_end ? " at end" : " at begin"));
-        }
+        for (int op = 0; op < 4; ++op)
+            for (bool narrow_panels : { true, false }) {
+                // The transposed bytes per element, the rows of a tile and
+                // the fewest rows of a panel.
+                const int64_t wt = op == 0 ? 1 : w;
+                const int64_t min_rows = wt >= 2 ? 128 : 64;
+                const int64_t floor_rows = std::min(
+                        min_rows,
+                        std::max<int64_t>(16, (op == 3 ? 64 : 128) / wt));
+                const int64_t r = min_rows + 3;
+                const int64_t c =
+                        (int64_t(1) << 20)
+                                / ((narrow_panels ? min_rows : floor_rows) * wt)
+                        + 17;
+                guard_set gs(static_cast<size_t>(r * c * w));
+                ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+                gs.fill(g, static_cast<size_t>(r * c * w));
+                const si::select_nd p = one_column_major(r, c, op, r, w);
+                const si::select_plan plan = si::plan_select(p, 0);
+                const std::string desc =
+                        "operand " + std::to_string(op) + " " + nd_str(p);
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                const si::tile_shape t = si::plan_tiles(plan.folded, 2);
+                const bool panels = narrow_panels && floor_rows < min_rows;
+                KT_EXPECT(fails,
+                          ::testing::AssertionResult(
+                                  panels ? t.rows >= floor_rows
+                                                   && t.rows < min_rows
+                                                   && t.cols == c
+                                         : t.rows == min_rows && t.cols < c)
+                                  << "tiles " << t.rows << " x " << t.cols,
+                          desc);
+                for (bool at_end : { true, false })
+                    KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, 2),
+                              desc + (at_end ? " at end" : " at begin"));
+            }
 }
 
 TEST_P(kernel_layouts_guard, StreamedTilesAgainstGuards) {
