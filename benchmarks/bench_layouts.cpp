@@ -1,8 +1,7 @@
-// Layout cases L1..L12: Select with operands in channels-last, permuted or
+// Layout cases L1..L13: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
-// vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written),
-// each measured in the same run
-// as
+// vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
+// rows too wide for panels of 128 rows), each measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
 //   <case>/<type>/t<threads>/dense_<isa>      the same shapes, row-major
@@ -62,6 +61,7 @@ std::vector<layout_case> layout_cases(int64_t scale) {
     const dims_t vit = { 32 * scale, 12, 197, 197 }, vmask = { 1, 1, 197, 197 };
     const dims_t late = { 32 * scale, 512, 7, 7 };
     const dims_t odd = { 2047 * scale, 2047 };
+    const dims_t stem = { 8 * scale, 64, 112, 112 };
     return {
         { "L1",
           "all NHWC",
@@ -127,6 +127,12 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           "[2047,2047] dst transposed",
           { odd, odd, odd, odd },
           { {}, {}, {}, { 1, 0 } },
+          false,
+          op_dst },
+        { "L13",
+          "[8,64,112,112] dst NHWC, rest NCHW",
+          { stem, stem, stem, stem },
+          { {}, {}, {}, nhwc },
           false,
           op_dst },
     };
