@@ -1,7 +1,9 @@
-// Layout cases L1..L13: Select with operands in channels-last, permuted or
+// Layout cases L1..L14: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
-// rows too wide for panels of 128 rows), each measured in the same run as
+// rows too wide for panels of 128 rows; L14: L9's scores written
+// transposed, dst lines of 788 or 394 bytes), each measured in the same
+// run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
 //   <case>/<type>/t<threads>/dense_<isa>      the same shapes, row-major
@@ -133,6 +135,13 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           "[8,64,112,112] dst NHWC, rest NCHW",
           { stem, stem, stem, stem },
           { {}, {}, {}, nhwc },
+          false,
+          op_dst },
+        { "L14",
+          "ViT scores [32,12,197,197] mask, 0-D src_1, dst last two dims "
+          "swapped",
+          { vmask, vit, {}, vit },
+          { {}, {}, {}, { 0, 1, 3, 2 } },
           false,
           op_dst },
     };

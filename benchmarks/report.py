@@ -197,7 +197,7 @@ def markdown_stores(rows):
 
 
 def layout_table(med, errors):
-    """rows[(threads, case, type)] = {impl: GB/s} for L1..L13."""
+    """rows[(threads, case, type)] = {impl: GB/s} for the layout cases (L1, L2, ...)."""
     rows = {}
     for name, b in med.items():
         parts = name.split("/")

@@ -105,6 +105,12 @@ bool rows_crowd_l1_sets(int64_t pitch, int64_t rows);
 /// budget (a transposed dst never streams).
 bool tiles_may_stream(const select_folded &f);
 
+/// Whether the transposed dst of `f` goes through a staging copy of each
+/// tile's dst block where a tile spans all its rows: its lines lie back to
+/// back at a pitch that is not a multiple of 64 bytes (plan_tiles then
+/// prefers tiles of all rows).
+bool dst_block_staged(const select_folded &f);
+
 /// The ISA of the transposing kernel of `operand` (elements of `elem_bytes`
 /// bytes) in a plan of `isa`. `isa`, except on Zen 4 (`zen4`), where the
 /// inputs of 2 and 4 bytes of an AVX-512 plan whose tiles never stream are

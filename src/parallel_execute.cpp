@@ -8,10 +8,13 @@
 // A plan with transposed operands runs in tiles of R rows (the folded dim
 // tdim, along which those operands are contiguous) by C columns, whole
 // rows where they fit (plan_tiles): each transposed input's tile is first
-// transposed into a per-thread scratch buffer (at most about 1 MiB), then
-// the row kernel runs over the tile with that
+// transposed into a per-thread scratch buffer (about 1 MiB, twice that
+// with a staged dst), then the row kernel runs over the tile with that
 // operand read from the scratch; a transposed dst is written by the row
-// kernel into the scratch and transposed from there into dst.
+// kernel into the scratch and transposed from there into dst, or, where
+// the tile's dst is one block that the non-temporal transposing kernel
+// cannot store by whole lines, into a staging copy of that block, copied
+// out whole (copy_block).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -90,6 +93,32 @@ struct folded_runner {
     }
 };
 
+// Copies n bytes from src to dst, which lie at the same offset within a
+// cache line: with `nt`, the lines wholly inside [dst, dst + n) by
+// non-temporal stores and the partial lines at either end by regular ones,
+// so that a line shared with a neighbouring block (maybe another thread's)
+// is only ever written by regular stores. The caller fences.
+void copy_block(char *dst, const char *src, int64_t n, bool nt) {
+    if (!nt) {
+        std::memcpy(dst, src, static_cast<size_t>(n));
+        return;
+    }
+    const auto mis =
+            static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) % 64);
+    const int64_t head = std::min<int64_t>(n, (64 - mis) % 64);
+    std::memcpy(dst, src, static_cast<size_t>(head));
+    int64_t i = head;
+    for (; i + 64 <= n; i += 64) {
+        const auto *s = reinterpret_cast<const __m128i *>(src + i);
+        auto *d = reinterpret_cast<__m128i *>(dst + i);
+        _mm_stream_si128(d, _mm_load_si128(s));
+        _mm_stream_si128(d + 1, _mm_load_si128(s + 1));
+        _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
+        _mm_stream_si128(d + 3, _mm_load_si128(s + 3));
+    }
+    std::memcpy(dst + i, src + i, static_cast<size_t>(n - i));
+}
+
 // Tiles of a plan with transposed operands (f.tdim == f.ndims - 2).
 struct tiled_runner {
     const select_folded &f;
@@ -112,10 +141,21 @@ struct tiled_runner {
     // per strip rather than per row (rows of 49 or 197 elements ran the
     // row kernel at half the dense Select's speed).
     bool flat = false;
+    // A transposed dst staged (dst_block_staged): the tile's dst block is
+    // transposed by stage_tr into a staging copy at the end of the
+    // scratch (stage_off), then copied into dst, non-temporally where
+    // stage_nt.
+    const transpose_kernel *stage_tr = nullptr;
+    bool stage_nt = false;
+    int64_t stage_off = 0;
 
+    // `atr`: each transposed operand's kernel (for dst, the one the store
+    // kind picked); `dst_regular`: dst's regular transposing kernel, and
+    // `nt` whether non-temporal stores were picked.
     tiled_runner(const select_folded &af, select_kernel_fn afn,
                  const char *const *abase, const int64_t *const *astride,
-                 const transpose_kernel *const *atr, int nthreads)
+                 const transpose_kernel *const *atr,
+                 const transpose_kernel *dst_regular, bool nt, int nthreads)
         : f(af)
         , fn(afn) {
         for (int i = 0; i < n_operands; ++i) {
@@ -145,6 +185,12 @@ struct tiled_runner {
         // (docs/performance.md).
         if (tr[op_dst] && rows_crowd_l1_sets(stride[op_dst][nd - 1], 128))
             dst_band = 128;
+        if (tr[op_dst] && tile_rows == rows && dst_block_staged(f)) {
+            stage_tr = dst_regular;
+            stage_nt = nt;
+            stage_off = scratch;
+            scratch += tile_rows * tile_cols * esize[op_dst] + 64;
+        }
         n_rb = (rows + tile_rows - 1) / tile_rows;
         n_cb = (inner + tile_cols - 1) / tile_cols;
         for (int d = 0; d + 2 < nd; ++d)
@@ -293,8 +339,18 @@ struct tiled_runner {
             // The scratch strip, rows x columns, into dst, contiguous
             // along the rows: the same transpose with the roles of rows
             // and columns swapped, in bands of dst rows (dst_band).
-            char *const d0 = const_cast<char *>(base[op_dst]) + tl.off[op_dst]
-                             + r0 * stride[op_dst][td];
+            char *const blk = const_cast<char *>(base[op_dst]) + tl.off[op_dst];
+            // Staged: into the staging copy of the tile's dst block, placed
+            // at the block's offset within a cache line.
+            char *const stage =
+                    stage_tr ? scr + stage_off
+                                       + (reinterpret_cast<uintptr_t>(blk)
+                                          - reinterpret_cast<uintptr_t>(
+                                                  scr + stage_off))
+                                                 % 64
+                             : nullptr;
+            char *const d0 = (stage ? stage : blk) + r0 * stride[op_dst][td];
+            const transpose_kernel *const dtr = stage ? stage_tr : tr[op_dst];
             transpose_call_args t;
             t.cols = static_cast<uint64_t>(nr);
             t.src_ld = ld[op_dst];
@@ -306,8 +362,10 @@ struct tiled_runner {
                 t.src = sp + b0 * esize[op_dst];
                 t.dst = d0 + b0 * stride[op_dst][in];
                 t.rows = static_cast<uint64_t>(std::min(band, nc - b0));
-                tr[op_dst]->fn()(&t);
+                dtr->fn()(&t);
             }
+            if (stage && r0 + nr == tl.nr)
+                copy_block(blk, stage, nc * stride[op_dst][in], stage_nt);
         }
     }
 };
@@ -366,6 +424,22 @@ struct transposed_operands {
 
 bool tiles_may_stream(const select_folded &f) {
     return f.ndims >= 2 && transposed_operands(f).may_stream(f);
+}
+
+// A transposed dst whose lines lie back to back (a tile of all rows is one
+// block of dst) at a pitch that is not a multiple of 64 bytes, so that the
+// non-temporal transposing kernel cannot store its lines whole ([32, 12,
+// 197, 197] with the last two dims swapped: lines of 788 bytes). Written
+// through a staging copy of the block and copied out whole, such a dst ran
+// 1.3-1.45x faster at 1 thread (docs/performance.md, L14).
+bool dst_block_staged(const select_folded &f) {
+    const int nd = f.ndims;
+    if (nd < 2 || f.mode[op_dst] != inner_mode::transposed)
+        return false;
+    const int64_t w = f.elem_size;
+    const int64_t pitch = f.strides[op_dst][nd - 1];
+    return f.strides[op_dst][nd - 2] == w && pitch == f.dims[nd - 2] * w
+           && pitch % 64 != 0;
 }
 
 // Every L1D of the x86 servers we target has 64 sets of 64-byte lines, so
@@ -434,6 +508,13 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
             std::min(rows, t.w_max >= 2 ? int64_t(128) : int64_t(64));
     const int64_t max_rows = t.w_max > 2 ? 128 : 256;
     const int64_t fit = panel_budget / (inner * t.w_sum);
+    // A staged dst (dst_block_staged) is copied out a tile's block at a
+    // time: panels of all rows where they fit and balance the threads.
+    if (dst_block_staged(f) && fit >= rows) {
+        const int64_t most = (outer + nthr - 1) / nthr;
+        if (4 * most * nthr <= 5 * outer)
+            return { rows, inner };
+    }
     if (fit >= std::min(min_rows, t.panel_floor)) {
         // The most rows that fit, fewer (halving, down to min_rows) while
         // the panels would leave the busiest thread over 1.25x the mean.
@@ -517,7 +598,8 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
             nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
                                         : plan.transpose[op_dst]
         };
-        const tiled_runner runner(f, fn, base, strides, tr, nthr);
+        const tiled_runner runner(f, fn, base, strides, tr,
+                                  plan.transpose[op_dst], nt, nthr);
         const int64_t items = runner.items();
         const int team = static_cast<int>(std::min<int64_t>(nthr, items));
         if (team <= 1) {

@@ -677,6 +677,12 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         { { 4096, 16384 }, 1, 2, 1, 128, 512 },  // 32 fit, floor 64: tiles
         { { 4096, 16384 }, 3, 2, 1, 32, 16384 }, // dst: floor 32
         { { 16, 3136 }, 1, 8, 1, 16, 3136 },     // all 16 rows fit
+        // A staged dst (lines back to back, pitch not a multiple of 64
+        // bytes): panels of all rows where they fit and balance.
+        { { 197, 197 }, 3, 4, 1, 197, 197 },    // 788-byte lines
+        { { 300, 257 }, 3, 4, 1, 300, 257 },    // 1200-byte lines
+        { { 300, 257 }, 3, 4, 3, 128, 257 },    // one panel, 3 threads
+        { { 2047, 2047 }, 3, 4, 1, 128, 2047 }, // all rows do not fit
     };
     for (const tc &c : cases) {
         dims_t st[4];
@@ -697,6 +703,35 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     const si::tile_shape t = si::plan_tiles(f, 2);
     EXPECT_EQ(t.rows, 64) << si::folded2str(f);
     EXPECT_EQ(t.cols, 56 * 56) << si::folded2str(f);
+}
+
+TEST(kernel_layouts_tiles, StagedDstBlocks) {
+    // A transposed dst goes through a staging copy of each tile's block
+    // where its lines lie back to back at a pitch that is not a multiple
+    // of 64 bytes (src/parallel_execute.cpp, dst_block_staged).
+    struct tc {
+        dims_t d, dst_strides;
+        int w;
+        bool staged;
+    };
+    const std::vector<tc> cases = {
+        { { 32, 12, 197, 197 }, { 465708, 38809, 1, 197 }, 4, true },
+        { { 32, 12, 197, 197 }, { 465708, 38809, 1, 197 }, 2, true },
+        { { 197, 197 }, { 1, 197 }, 1, true },
+        { { 2047, 2047 }, { 1, 2047 }, 4, true },  // staged where all rows fit
+        { { 2048, 2048 }, { 1, 2048 }, 4, false }, // 8192-byte lines
+        { { 64, 197 }, { 1, 64 }, 1, false },      // 64-byte lines
+        { { 197, 197 }, { 1, 200 }, 4, false },    // padded lines
+        { { 16, 64, 56, 56 }, { 200704, 1, 3584, 64 }, 4, false }, // 256 B
+        { { 8, 3, 56, 56 }, { 9408, 1, 168, 3 }, 4, true },        // 12 B
+        { { 197, 197 }, {}, 4, false }, // dst row-major
+    };
+    for (const tc &c : cases) {
+        dims_t st[4];
+        st[3] = c.dst_strides;
+        const si::select_folded f = si::fold_select(full_nd(c.d, st, c.w));
+        EXPECT_EQ(si::dst_block_staged(f), c.staged) << si::folded2str(f);
+    }
 }
 
 TEST(kernel_layouts_tiles, ScratchPitch) {
