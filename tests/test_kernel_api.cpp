@@ -477,15 +477,69 @@ TEST_P(kernel_api, GeneratedCodeIsNeverWritableAndExecutable) {
     }
 }
 
+/// `path` made absolute against the current directory.
+std::string absolute(const std::string &path) {
+    if (!path.empty() && path[0] == '/')
+        return path;
+    std::string cwd(4096, '\0');
+    if (!getcwd(&cwd[0], cwd.size()))
+        return path;
+    return std::string(cwd.c_str()) + "/" + path;
+}
+
+/// The command that started this process, up to the program: the
+/// executable alone, or, where the program was started through the dynamic
+/// loader (`ld-linux-x86-64.so.2 --library-path lib ./prog`, as on a
+/// machine without the libraries installed, whose /proc/self/exe is then
+/// the loader), the loader, its options and the program, with the paths
+/// made absolute. Empty if /proc cannot be read.
+std::vector<std::string> self_command() {
+    std::string exe(4096, '\0');
+    const ssize_t len = readlink("/proc/self/exe", &exe[0], exe.size() - 1);
+    if (len <= 0)
+        return {};
+    exe.resize(static_cast<size_t>(len));
+    const std::string base = exe.substr(exe.rfind('/') + 1);
+    if (base.rfind("ld-", 0) != 0)
+        return { exe };
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::vector<std::string> args;
+    for (std::string a; std::getline(in, a, '\0');)
+        args.push_back(a);
+    std::vector<std::string> cmd = { exe };
+    size_t i = 1;
+    for (; i < args.size() && args[i].rfind("--", 0) == 0; ++i) {
+        cmd.push_back(args[i]);
+        const bool path_list = args[i] == "--library-path";
+        if ((path_list || args[i] == "--preload" || args[i] == "--audit"
+             || args[i] == "--argv0")
+            && i + 1 < args.size()) {
+            std::string v = args[++i];
+            if (path_list) {
+                std::string abs_list;
+                for (size_t b = 0; b <= v.size();) {
+                    const size_t e = std::min(v.find(':', b), v.size());
+                    abs_list += (b ? ":" : "") + absolute(v.substr(b, e - b));
+                    b = e + 1;
+                }
+                v = abs_list;
+            }
+            cmd.push_back(v);
+        }
+    }
+    if (i >= args.size())
+        return {};
+    cmd.push_back(absolute(args[i]));
+    return cmd;
+}
+
 /// Runs this binary with `filter` and extra environment in `dir`; returns
 /// its exit status and stdout.
 int run_child(const std::string &filter, const std::vector<std::string> &env,
               const std::string &dir, std::string &out) {
-    std::string exe(4096, '\0');
-    const ssize_t len = readlink("/proc/self/exe", &exe[0], exe.size() - 1);
-    if (len <= 0)
+    std::vector<std::string> cmd = self_command();
+    if (cmd.empty())
         return -1;
-    exe.resize(static_cast<size_t>(len));
     const std::string flag = "--gtest_filter=" + filter;
     std::vector<std::string> envs(env);
     for (char **e = environ; *e; ++e) {
@@ -493,8 +547,11 @@ int run_child(const std::string &filter, const std::vector<std::string> &env,
         if (kv.rfind("SELGRAPH_", 0) != 0 && kv.rfind("GTEST_", 0) != 0)
             envs.push_back(kv);
     }
-    std::vector<char *> argv = { &exe[0], const_cast<char *>(flag.c_str()),
-                                 nullptr };
+    std::vector<char *> argv;
+    for (auto &a : cmd)
+        argv.push_back(&a[0]);
+    argv.push_back(const_cast<char *>(flag.c_str()));
+    argv.push_back(nullptr);
     std::vector<char *> envp;
     for (auto &s : envs)
         envp.push_back(&s[0]);
