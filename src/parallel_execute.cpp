@@ -431,7 +431,7 @@ bool tiles_may_stream(const select_folded &f) {
 // non-temporal transposing kernel cannot store its lines whole ([32, 12,
 // 197, 197] with the last two dims swapped: lines of 788 bytes). Written
 // through a staging copy of the block and copied out whole, such a dst ran
-// 1.3-1.45x faster at 1 thread (docs/performance.md, L14).
+// 1.30-1.38x faster at 1 thread (docs/performance.md, L15).
 bool dst_block_staged(const select_folded &f) {
     const int nd = f.ndims;
     if (nd < 2 || f.mode[op_dst] != inner_mode::transposed)

@@ -604,7 +604,9 @@ struct fold_model {
     bool jit = true; ///< a JIT kernel runs it
     int inner = -1;  ///< the unfolded dim that is the row
     bool dst_transposed = false;
-    int64_t cost = 0; ///< bytes per element through a transpose
+    /// Bytes per element through a transpose from memory (an input
+    /// broadcast along every outer dim and small enough counts for none).
+    int64_t cost = 0;
 };
 
 inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
@@ -639,7 +641,24 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
             return m;
         }
         tdim = j;
-        m.cost += i == si::op_cond ? 1 : p.elem_size;
+        // An input broadcast along every other dim, with at least one such
+        // dim, whose elements fit in 1 MiB is transposed from cache and
+        // costs nothing.
+        const int64_t w = i == si::op_cond ? 1 : p.elem_size;
+        bool outer = false, cached = true;
+        int64_t bytes = w;
+        for (int k = 0; k < p.ndims; ++k) {
+            if (p.dims[k] == 1)
+                continue;
+            if (k != d && k != j) {
+                outer = true;
+                cached = cached && p.strides[i][k] == 0;
+            } else if (p.strides[i][k] != 0) {
+                bytes *= p.dims[k];
+            }
+        }
+        if (!(outer && cached && bytes <= 1024 * 1024))
+            m.cost += w;
     }
     return m;
 }

@@ -1148,6 +1148,42 @@ TEST_P(kernel_layouts, FoldedByHand) {
                                      { 289 * w, 17 * w, w } },
                                    { T, V, S, V },
                                    1 }));
+            // dst alone swapped (the scores row-major): dst's order
+            // transposes the scores (w bytes per element) and the mask,
+            // which is the same for every outer index and small, so costs
+            // nothing; the scores' order transposes dst (w). A tie: dst's
+            // order, the row dim 2, the mask and the scores contiguous
+            // along dim 3 (tile rows).
+            s.strides[1] = {};
+            EXPECT_TRUE(folds_as(si::fold_select(make_nd(s)),
+                                 { { 6, 17, 17 },
+                                   { { 0, 1, 17 },
+                                     { 289 * w, w, 17 * w },
+                                     { 0, 0, 0 },
+                                     { 289 * w, 17 * w, w } },
+                                   { T, T, S, V },
+                                   1 }));
+        }
+        // The same with a mask of more than 1 MiB ([1, 1100, 1000]): it
+        // counts, dst's order costs w + 1 and the scores' order (dst
+        // transposed, w) wins.
+        {
+            nd_spec s;
+            s.w = wi;
+            s.dst_from_inputs = false;
+            s.dst = { 2, 1100, 1000 };
+            s.in[0] = { 1, 1100, 1000 };
+            s.in[1] = s.dst;
+            s.in[2] = {};
+            s.strides[3] = { 1100000, 1, 1100 };
+            EXPECT_TRUE(folds_as(si::fold_select(make_nd(s)),
+                                 { { 2, 1100, 1000 },
+                                   { { 0, 1000, 1 },
+                                     { 1100000 * w, 1000 * w, w },
+                                     { 0, 0, 0 },
+                                     { 1100000 * w, w, 1100 * w } },
+                                   { V, V, S, T },
+                                   1 }));
         }
     }
 }
