@@ -1,9 +1,10 @@
-// Layout cases L1..L14: Select with operands in channels-last, permuted or
+// Layout cases L1..L15: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
-// transposed, dst lines of 788 or 394 bytes), each measured in the same
-// run as
+// transposed; L15: the same shapes with every input full, so that dst is
+// the transposed operand, in lines of 788 or 394 bytes), each measured in
+// the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
 //   <case>/<type>/t<threads>/dense_<isa>      the same shapes, row-major
@@ -141,6 +142,12 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           "ViT scores [32,12,197,197] mask, 0-D src_1, dst last two dims "
           "swapped",
           { vmask, vit, {}, vit },
+          { {}, {}, {}, { 0, 1, 3, 2 } },
+          false,
+          op_dst },
+        { "L15",
+          "[32,12,197,197] dst last two dims swapped, the rest row-major",
+          { vit, vit, vit, vit },
           { {}, {}, {}, { 0, 1, 3, 2 } },
           false,
           op_dst },
