@@ -217,12 +217,13 @@ select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
 
 // Bytes per element that go through a transpose from memory; -1 when an
 // operand is left strided (the reference kernel runs the plan). An input
-// broadcast along every outer dim whose elements fit in 1 MiB counts for
+// broadcast along every outer dim whose elements fit in 64 KiB counts for
 // nothing: its tile is the same for every outer index and is transposed
 // from cache. So ViT's scores [32, 12, 197, 197] written with the last two
 // dims swapped fold in dst's order (the scores and the [1, 1, 197, 197]
-// mask transposed) rather than the scores' (dst transposed): 1.09-1.23x
-// (docs/performance.md, L14).
+// mask transposed) rather than the scores' (dst transposed): 1.09-1.23x.
+// Masks of 256 KiB and 1 MiB gained 1.06-1.07x in f32 but lost 0.89x in
+// bf16 (docs/performance.md, L14).
 int64_t transposed_bytes(const select_folded &f, const int64_t *esize) {
     const int nd = f.ndims;
     int64_t b = 0;
@@ -238,7 +239,7 @@ int64_t transposed_bytes(const select_folded &f, const int64_t *esize) {
         for (int d = nd - 2; d < nd && cached; ++d)
             if (f.strides[i][d] != 0)
                 bytes *= f.dims[d];
-        if (!cached || bytes > 1024 * 1024)
+        if (!cached || bytes > 64 * 1024)
             b += esize[i];
     }
     return b;

@@ -642,7 +642,7 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
         }
         tdim = j;
         // An input broadcast along every other dim, with at least one such
-        // dim, whose elements fit in 1 MiB is transposed from cache and
+        // dim, whose elements fit in 64 KiB is transposed from cache and
         // costs nothing.
         const int64_t w = i == si::op_cond ? 1 : p.elem_size;
         bool outer = false, cached = true;
@@ -657,7 +657,7 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
                 bytes *= p.dims[k];
             }
         }
-        if (!(outer && cached && bytes <= 1024 * 1024))
+        if (!(outer && cached && bytes <= 64 * 1024))
             m.cost += w;
     }
     return m;

@@ -1164,24 +1164,24 @@ TEST_P(kernel_layouts, FoldedByHand) {
                                    { T, T, S, V },
                                    1 }));
         }
-        // The same with a mask of more than 1 MiB ([1, 1100, 1000]): it
+        // The same with a mask of more than 64 KiB ([1, 300, 300]): it
         // counts, dst's order costs w + 1 and the scores' order (dst
         // transposed, w) wins.
         {
             nd_spec s;
             s.w = wi;
             s.dst_from_inputs = false;
-            s.dst = { 2, 1100, 1000 };
-            s.in[0] = { 1, 1100, 1000 };
+            s.dst = { 2, 300, 300 };
+            s.in[0] = { 1, 300, 300 };
             s.in[1] = s.dst;
             s.in[2] = {};
-            s.strides[3] = { 1100000, 1, 1100 };
+            s.strides[3] = { 90000, 1, 300 };
             EXPECT_TRUE(folds_as(si::fold_select(make_nd(s)),
-                                 { { 2, 1100, 1000 },
-                                   { { 0, 1000, 1 },
-                                     { 1100000 * w, 1000 * w, w },
+                                 { { 2, 300, 300 },
+                                   { { 0, 300, 1 },
+                                     { 90000 * w, 300 * w, w },
                                      { 0, 0, 0 },
-                                     { 1100000 * w, w, 1100 * w } },
+                                     { 90000 * w, w, 300 * w } },
                                    { V, V, S, T },
                                    1 }));
         }
