@@ -494,27 +494,26 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     for (int d = 0; d + 2 < nd; ++d)
         outer *= f.dims[d];
     const int64_t nthr = std::max(nthreads, 1);
+    // `items` tiles leave the busiest thread at most 1.25x the mean.
+    const auto balanced = [nthr](int64_t items) {
+        const int64_t most = (items + nthr - 1) / nthr;
+        return 4 * most * nthr <= 5 * items;
+    };
     // Streaming: where the transposed inputs' blocks fit stream_budget
     // (tiles_may_stream) and the tiles balance the threads, each tile runs
     // in strips of one AVX-512 register tile's rows (64 bytes of the
     // narrowest transposed operand; the scratch holds one strip), while the
     // transposing kernels prefetch the next tile.
-    if (t.may_stream(f)) {
-        const int64_t most = (outer + nthr - 1) / nthr;
-        if (4 * most * nthr <= 5 * outer)
-            return { rows, inner, std::min(rows, 64 / t.w_min), true };
-    }
+    if (t.may_stream(f) && balanced(outer))
+        return { rows, inner, std::min(rows, 64 / t.w_min), true };
     const int64_t min_rows =
             std::min(rows, t.w_max >= 2 ? int64_t(128) : int64_t(64));
     const int64_t max_rows = t.w_max > 2 ? 128 : 256;
     const int64_t fit = panel_budget / (inner * t.w_sum);
     // A staged dst (dst_block_staged) is copied out a tile's block at a
     // time: panels of all rows where they fit and balance the threads.
-    if (dst_block_staged(f) && fit >= rows) {
-        const int64_t most = (outer + nthr - 1) / nthr;
-        if (4 * most * nthr <= 5 * outer)
-            return { rows, inner };
-    }
+    if (dst_block_staged(f) && fit >= rows && balanced(outer))
+        return { rows, inner };
     if (fit >= std::min(min_rows, t.panel_floor)) {
         // The most rows that fit, fewer (halving, down to min_rows) while
         // the panels would leave the busiest thread over 1.25x the mean.
@@ -522,9 +521,7 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
         if (r < rows)
             r = r / 16 * 16;
         for (;;) {
-            const int64_t panels = outer * ((rows + r - 1) / r);
-            const int64_t most = (panels + nthr - 1) / nthr;
-            if (4 * most * nthr <= 5 * panels)
+            if (balanced(outer * ((rows + r - 1) / r)))
                 return { r, inner };
             if (r <= min_rows)
                 break;
