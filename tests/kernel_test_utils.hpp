@@ -862,6 +862,26 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
     return b.canaries_ok();
 }
 
+/// Places the operands of `p` against the guard pages, runs `plan` on
+/// `nthreads` and compares dst (its whole span, gaps included) with
+/// ref_select run on a copy of the same bytes.
+inline ::testing::AssertionResult run_guarded(guard_set &gs,
+                                              const si::select_nd &p,
+                                              const si::select_plan &plan,
+                                              bool at_end, int nthreads) {
+    const void *ptr[4];
+    for (int op = 0; op < 4; ++op)
+        ptr[op] = gs.place(op, span_bytes(p, op), at_end);
+    auto *dst = static_cast<uint8_t *>(const_cast<void *>(ptr[si::op_dst]));
+    const size_t dbytes = span_bytes(p, si::op_dst);
+    std::vector<uint8_t> want(dst, dst + dbytes);
+    si::ref_select(p, ptr[0], ptr[1], ptr[2], want.data(), 1);
+    si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, nthreads,
+                     plan.has_nt() ? si::store_override::nt
+                                   : si::store_override::none);
+    return bytes_equal(dst, want.data(), dbytes, p.elem_size);
+}
+
 /// Calls a generated kernel (`void kernel(const Args *)`) with the System V
 /// callee-saved registers set to known values and records them, and rsp, after
 /// the call: a generated kernel must preserve rbx, rbp, r12-r15 and the stack

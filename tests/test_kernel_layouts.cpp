@@ -1261,6 +1261,179 @@ TEST_P(kernel_layouts, RandomPermutedLayouts) {
     EXPECT_GT(tiled, count / 5);
 }
 
+TEST_P(kernel_layouts, RandomLargeTiledLayouts) {
+    // Random problems of 50 thousand to 1.5 million elements, large enough
+    // for every shape of tile plan_tiles makes (streamed tiles, panels of
+    // one or several row blocks, tiles narrower than the row, a staged dst,
+    // dst bands) and for the thread split: ranks 2 to 4 with two dims from
+    // the sizes around those tiles' edges (197, 255-257, 2047-2049, 3136),
+    // one operand or dst in its own memory order (the last two of dst's
+    // dims swapped, or a random order), the rest in dst's, padded pitches
+    // (some a few bytes off 4 KiB multiples, whose rows crowd one L1 set),
+    // broadcast inputs, operands off the cache-line grid, 1 to 4 threads,
+    // the non-temporal kernels at random; each case runs once between
+    // canaries and once with every tensor against a guard page.
+    // SELGRAPH_TEST_RANDOM_LARGE raises the number of cases above 48.
+    std::mt19937_64 g(777);
+    int fails = 0, tiled = 0;
+    // Tiled cases streamed, in panels of fewer than all rows, in tiles
+    // narrower than the row, with a staged dst, with dst bands.
+    int kinds[5] = {};
+    int count = 48;
+    if (const char *e = std::getenv("SELGRAPH_TEST_RANDOM_LARGE"))
+        count = std::max(count, std::atoi(e));
+    const int64_t big[] = {
+        63,  64,  65,   127,  128,  129,  197,  255,  256,
+        257, 511, 1023, 1025, 2047, 2048, 2049, 3136, 4097
+    };
+    const int64_t small[] = { 1, 2, 3, 7, 12, 16, 17 };
+    const int n_big = static_cast<int>(sizeof(big) / sizeof(big[0]));
+    for (int i = 0; i < count; ++i) {
+        const int rank = 2 + static_cast<int>(g() % 3);
+        const int w = 8 >> (g() % 4);
+        dims_t d(static_cast<size_t>(rank));
+        for (auto &x : d)
+            x = small[g() % 7];
+        // Two big dims, often the last two.
+        const int a = g() % 2 ? rank - 1 : static_cast<int>(g() % rank);
+        int b = g() % 2 ? rank - 2 : static_cast<int>(g() % rank);
+        if (b == a)
+            b = (a + 1) % rank;
+        d[static_cast<size_t>(a)] = big[g() % n_big];
+        d[static_cast<size_t>(b)] = big[g() % n_big];
+        const int64_t cap = 50000 + static_cast<int64_t>(g() % 1450000);
+        auto elems = [&] {
+            int64_t n = 1;
+            for (auto x : d)
+                n *= x;
+            return n;
+        };
+        while (elems() > cap) {
+            // Halve a small dim first, so that the big ones keep their
+            // edges.
+            auto it = std::max_element(
+                    d.begin(), d.end(), [&](int64_t x, int64_t y) {
+                        return (x <= 17 ? x : 0) < (y <= 17 ? y : 0);
+                    });
+            if (*it <= 1)
+                it = std::max_element(d.begin(), d.end());
+            *it = (*it + 1) / 2;
+        }
+        // Strides in memory order `perm`, the pitch after the fastest dim
+        // sometimes padded by 1 to 17 elements or, for lines of 2 KiB or
+        // more, rounded to a multiple of 4 KiB +- one element.
+        auto strides = [&](const dims_t &dd, const perm_t &perm,
+                           uint64_t kind) {
+            dims_t s(dd.size());
+            int64_t acc = 1;
+            bool first = true;
+            for (size_t k = perm.size(); k-- > 0;) {
+                const auto j = static_cast<size_t>(perm[k]);
+                s[j] = acc;
+                acc *= std::max<int64_t>(dd[j], 1);
+                if (first && acc > 1) {
+                    first = false;
+                    if (kind == 0)
+                        acc += 1 + static_cast<int64_t>(g() % 17);
+                    else if (kind == 1 && acc * w >= 2048) {
+                        const int64_t q = 4096 / w;
+                        acc = (acc + q - 1) / q * q
+                              + static_cast<int64_t>(g() % 3) - 1;
+                        acc = std::max<int64_t>(acc, dd[j] * s[j]);
+                    }
+                }
+            }
+            return s;
+        };
+        perm_t dperm = identity(rank);
+        if (g() % 3 == 0)
+            std::shuffle(dperm.begin(), dperm.end(), g);
+        perm_t swapped = dperm;
+        std::swap(swapped[static_cast<size_t>(rank - 1)],
+                  swapped[static_cast<size_t>(rank - 2)]);
+        nd_spec s;
+        s.w = w;
+        s.dst_from_inputs = false;
+        s.dst = d;
+        for (int op = 0; op < 3; ++op)
+            s.in[op] = d;
+        for (size_t k = 0; k < d.size(); ++k) {
+            if (g() % 3 == 0)
+                s.in[0][k] = 1;
+            const auto r = g() % 8;
+            if (r < 2)
+                s.in[1 + r][k] = 1;
+        }
+        // The odd operand (3: dst), its order and its pitch, in turn.
+        const int odd = i % 4;
+        perm_t oorder = swapped;
+        if (g() % 3 == 0)
+            std::shuffle(oorder.begin(), oorder.end(), g);
+        for (int op = 0; op < 4; ++op) {
+            const dims_t &dd = op < 3 ? s.in[op] : d;
+            const perm_t &order = op == odd ? oorder : dperm;
+            s.strides[op] = strides(dd, order, op == odd ? i / 4 % 3 : g() % 3);
+        }
+        const si::select_nd p = make_nd(s);
+        plan_run_opts o;
+        o.nthreads = 1 + static_cast<int>(g() % 4);
+        o.working_set = g() % 2 ? si::nt_candidate_bytes() : 0;
+        const si::select_folded f = si::fold_select(p);
+        if (f.has_transposed()) {
+            ++tiled;
+            const si::tile_shape t = si::plan_tiles(f, o.nthreads);
+            const int64_t rows = f.dims[f.ndims - 2];
+            const int64_t inner = f.dims[f.ndims - 1];
+            kinds[0] += t.stream;
+            kinds[1] += !t.stream && t.rows < rows && t.cols == inner;
+            kinds[2] += t.cols < inner;
+            kinds[3] += t.rows == rows && si::dst_block_staged(f);
+            kinds[4] += f.mode[si::op_dst] == si::inner_mode::transposed
+                        && si::rows_crowd_l1_sets(
+                                f.strides[si::op_dst][f.ndims - 1], 128);
+        }
+        const size_t offs[] = { 0, 1, 2, 16, 32 };
+        o.misd =
+                offs[g() % 5] / static_cast<size_t>(w) * static_cast<size_t>(w);
+        o.mis0 =
+                offs[g() % 5] / static_cast<size_t>(w) * static_cast<size_t>(w);
+        o.mis1 =
+                offs[g() % 5] / static_cast<size_t>(w) * static_cast<size_t>(w);
+        o.misc = offs[g() % 5];
+        o.check_naive = false;
+        const std::string desc = "large random case " + std::to_string(i) + " "
+                                 + nd_str(p) + " nthreads "
+                                 + std::to_string(o.nthreads);
+        KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                  desc + " misd " + std::to_string(o.misd)
+                          + (o.working_set ? " nt" : ""));
+        // Again with every tensor against a guard page, ending right
+        // before one or starting right after one.
+        size_t span = 0;
+        for (int op = 0; op < 4; ++op)
+            span = std::max(span, span_bytes(p, op));
+        guard_set gs(span);
+        ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+        gs.fill(g);
+        const bool at_end = i % 2 == 0;
+        KT_EXPECT(fails,
+                  run_guarded(gs, p, si::plan_select(p, o.working_set), at_end,
+                              o.nthreads),
+                  desc
+                          + (at_end ? " against the upper guards"
+                                    : " against the lower guards")
+                          + (o.working_set ? " nt" : ""));
+    }
+    // The generator must reach every kind of tile, so that those are what
+    // it tests.
+    EXPECT_GT(tiled, count / 3);
+    const char *kind_names[5] = { "streamed", "panels", "narrow tiles",
+                                  "staged dst", "dst bands" };
+    for (int k = 0; k < 5; ++k)
+        EXPECT_GT(kinds[k], 0)
+                << kind_names[k] << " in none of " << count << " cases";
+}
+
 TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
     // The layouts the tiles do not take: an input strided along dst's row
     // with no stride-1 dim, a dst contiguous along no dim, two inputs

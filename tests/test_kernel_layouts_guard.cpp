@@ -14,25 +14,6 @@ namespace {
 
 using kernel_layouts_guard = isa_test;
 
-/// Places the operands of `p` against the guard pages, runs `plan` on
-/// `nthreads` and compares dst (its whole span, gaps included) with
-/// ref_select run on a copy of the same bytes.
-::testing::AssertionResult run_guarded(guard_set &gs, const si::select_nd &p,
-                                       const si::select_plan &plan, bool at_end,
-                                       int nthreads) {
-    const void *ptr[4];
-    for (int op = 0; op < 4; ++op)
-        ptr[op] = gs.place(op, span_bytes(p, op), at_end);
-    auto *dst = static_cast<uint8_t *>(const_cast<void *>(ptr[si::op_dst]));
-    const size_t dbytes = span_bytes(p, si::op_dst);
-    std::vector<uint8_t> want(dst, dst + dbytes);
-    si::ref_select(p, ptr[0], ptr[1], ptr[2], want.data(), 1);
-    si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, nthreads,
-                     plan.has_nt() ? si::store_override::nt
-                                   : si::store_override::none);
-    return bytes_equal(dst, want.data(), dbytes, p.elem_size);
-}
-
 /// [r, c] operands of w bytes, row-major but for `op` (0..2: that input;
 /// 3: dst over row-major inputs), column-major with a pitch of `pitch`.
 si::select_nd one_column_major(int64_t r, int64_t c, int op, int64_t pitch,
