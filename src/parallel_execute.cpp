@@ -136,11 +136,21 @@ struct tiled_runner {
     bool stream = false;
     // Every operand's rows of a strip lie back to back (whole rows of
     // contiguous operands, a scratch without padding) or the operand is
-    // one element for all (stride 0): the row kernel runs a strip as one
-    // row of rows x columns elements, so one tail and one misaligned start
-    // per strip rather than per row (rows of 49 or 197 elements ran the
-    // row kernel at half the dense Select's speed).
-    bool flat = false;
+    // one element for all (stride 0): the row kernel runs `wide` rows of
+    // the strip as one row of wide x columns elements, so one tail and one
+    // misaligned start per `wide` rows rather than per row (rows of 49 or
+    // 197 elements ran the row kernel at half the dense Select's speed).
+    // Without row vectors, wide is the whole strip.
+    int64_t wide = 1;
+    // Row vectors: inputs that are one row for every row of a tile (a
+    // per-channel operand over channels-last data whose other operands
+    // are transposed against dst). Where rows are short, each is read
+    // from its row repeated `wide` times (rep_off: in the scratch, up to
+    // 1024 elements), as broadcast.cpp's widened rows are, and the rest
+    // of the strip runs as above; rows of 3 to 64 channels otherwise ran
+    // the row kernel one short row at a time.
+    uint8_t rep_mask = 0;
+    int64_t rep_off[op_dst] = {};
     // A transposed dst staged (dst_block_staged): the tile's dst block is
     // transposed by stage_tr into a staging copy at the end of the
     // scratch (stage_off), then copied into dst, non-temporally where
@@ -195,11 +205,28 @@ struct tiled_runner {
         n_cb = (inner + tile_cols - 1) / tile_cols;
         for (int d = 0; d + 2 < nd; ++d)
             outer *= f.dims[d];
-        flat = n_cb == 1;
-        for (int i = 0; i < n_operands; ++i) {
+        bool flat = n_cb == 1;
+        uint8_t row_vectors = 0;
+        for (int i = 0; i < n_operands && flat; ++i) {
             const int64_t rs = tr[i] ? ld[i] : stride[i][nd - 2];
             const bool scalar = !tr[i] && stride[i][nd - 1] == 0;
-            flat = flat && rs == (scalar ? 0 : inner * esize[i]);
+            if (i < op_dst && !tr[i] && !scalar && rs == 0)
+                row_vectors |= static_cast<uint8_t>(1u << i);
+            else
+                flat = rs == (scalar ? 0 : inner * esize[i]);
+        }
+        if (flat && !row_vectors)
+            wide = strip;
+        constexpr int64_t short_row_bytes = 1024, wide_row_elems = 1024;
+        if (flat && row_vectors && inner * esize[op_dst] < short_row_bytes
+            && std::min(strip, wide_row_elems / inner) >= 2) {
+            wide = std::min(strip, wide_row_elems / inner);
+            rep_mask = row_vectors;
+            for (int i = 0; i < op_dst; ++i)
+                if ((rep_mask >> i) & 1) {
+                    rep_off[i] = scratch;
+                    scratch += (wide * inner * esize[i] + 63) / 64 * 64;
+                }
         }
     }
 
@@ -248,6 +275,8 @@ struct tiled_runner {
     // Tiles [i0, i1).
     void run(int64_t i0, int64_t i1) const {
         char *const scr = thread_scratch();
+        // The row each repeated buffer holds now (null: none yet).
+        const char *rep_src[op_dst] = {};
         for (int64_t it = i0; it < i1; ++it) {
             const tile tl = tile_at(it);
             // Streaming: the next tile's block of each transposed input,
@@ -264,7 +293,7 @@ struct tiled_runner {
             }
             const int64_t n_strips = (tl.nr + strip - 1) / strip;
             for (int64_t s = 0; s < n_strips; ++s)
-                run_strip(tl, s, scr, next, next_bytes, n_strips);
+                run_strip(tl, s, scr, next, next_bytes, n_strips, rep_src);
         }
         // The kernels' non-temporal stores, fenced once here rather than
         // per call (select_call_args::fence).
@@ -275,7 +304,7 @@ struct tiled_runner {
     // columns; with streaming, share s of the next tile's prefetch.
     void run_strip(const tile &tl, int64_t s, char *scr,
                    const char *const *next, const int64_t *next_bytes,
-                   int64_t n_strips) const {
+                   int64_t n_strips, const char **rep_src) const {
         const int nd = f.ndims;
         const int td = nd - 2, in = nd - 1;
         const int64_t r0 = s * strip;
@@ -322,19 +351,51 @@ struct tiled_runner {
             ptr[op_dst] = sp;
             row_stride[op_dst] = ld[op_dst];
         }
+        for (int i = 0; i < op_dst; ++i) {
+            if (!((rep_mask >> i) & 1))
+                continue;
+            const char *const row = static_cast<const char *>(ptr[i]);
+            char *const buf = scr + rep_off[i];
+            if (rep_src[i] != row) {
+                const auto bytes = static_cast<size_t>(nc * esize[i]);
+                for (int64_t k = 0; k < wide; ++k)
+                    std::memcpy(buf + static_cast<size_t>(k) * bytes, row,
+                                bytes);
+                rep_src[i] = row;
+            }
+            ptr[i] = buf;
+        }
+        // Rows [0, nr) as nr / wide rows of wide x nc elements, then the
+        // rows left as one row; a repeated row vector is read from the
+        // start of its buffer each time (stride 0).
+        const int64_t full = nr / wide, left = nr % wide;
+        int64_t step[n_operands];
+        for (int i = 0; i < n_operands; ++i)
+            step[i] = (rep_mask >> i) & 1 ? 0 : row_stride[i] * wide;
         select_call_args a;
         a.cond = ptr[op_cond];
         a.src0 = ptr[op_src0];
         a.src1 = ptr[op_src1];
         a.dst = const_cast<void *>(ptr[op_dst]);
-        a.n = static_cast<uint64_t>(flat ? nr * nc : nc);
-        a.rows = static_cast<uint64_t>(flat ? 1 : nr);
-        a.cond_stride = row_stride[op_cond];
-        a.src0_stride = row_stride[op_src0];
-        a.src1_stride = row_stride[op_src1];
-        a.dst_stride = row_stride[op_dst];
+        a.cond_stride = step[op_cond];
+        a.src0_stride = step[op_src0];
+        a.src1_stride = step[op_src1];
+        a.dst_stride = step[op_dst];
         a.fence = 0;
-        fn(&a);
+        if (full > 0) {
+            a.n = static_cast<uint64_t>(wide * nc);
+            a.rows = static_cast<uint64_t>(full);
+            fn(&a);
+        }
+        if (left > 0) {
+            a.cond = static_cast<const char *>(a.cond) + full * step[op_cond];
+            a.src0 = static_cast<const char *>(a.src0) + full * step[op_src0];
+            a.src1 = static_cast<const char *>(a.src1) + full * step[op_src1];
+            a.dst = static_cast<char *>(a.dst) + full * step[op_dst];
+            a.n = static_cast<uint64_t>(left * nc);
+            a.rows = 1;
+            fn(&a);
+        }
         if (tr[op_dst]) {
             // The scratch strip, rows x columns, into dst, contiguous
             // along the rows: the same transpose with the roles of rows
@@ -452,12 +513,18 @@ bool dst_block_staged(const select_folded &f) {
 // back to back where they spread (a strip can then run as one row). The
 // count covers the first 128 rows, a panel's of 2- to 8-byte operands: the
 // rows one column block of the transposing kernel stores into before the
-// next column block completes their lines.
+// next column block completes their lines. Rows shorter than a line that
+// start in the same line count once (rows of 6 or 12 bytes: a few channels
+// of a transposed dst): they share it rather than compete for a set.
 bool rows_crowd_l1_sets(int64_t pitch, int64_t rows) {
     int count[64] = {};
-    for (int64_t r = 0; r < std::min<int64_t>(rows, 128); ++r)
-        if (++count[(r * pitch) % 4096 / 64] > 8)
+    int64_t last = -1;
+    for (int64_t r = 0; r < std::min<int64_t>(rows, 128); ++r) {
+        const int64_t line = r * pitch / 64;
+        if (line != last && ++count[line % 64] > 8)
             return true;
+        last = line;
+    }
     return false;
 }
 

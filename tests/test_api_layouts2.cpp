@@ -231,6 +231,56 @@ TEST(ApiLayouts2, LargerTiledCases) {
     }
 }
 
+TEST(ApiLayouts2, RowVectorsInTiles) {
+    // A per-channel operand ([1, C, 1, 1] or [N, C, 1, 1]) over
+    // channels-last inputs, with dst (or src_1) in NCHW: the tiles' rows
+    // are C elements, and the row kernel reads the per-channel operand
+    // from its row repeated up to 1024 elements (C = 100: 10 rows at a
+    // time and the rows left of each strip; [N, C, 1, 1]: a new row per
+    // image).
+    uint32_t seed = 400;
+    for (dt t : layout_types)
+        for (int64_t c : { 3, 16, 100 }) {
+            const dims d = { 2, c, 17, 33 }, pc = { 1, c, 1, 1 },
+                       pn = { 2, c, 1, 1 };
+            const dims cl = nhwc_strides(d);
+            run_layout_case("nhwc_per_channel_cond_dst_nchw", t, { pc, {} },
+                            { d, cl }, { d, cl }, { d, {} }, seed++);
+            run_layout_case("nhwc_per_image_channel_cond_dst_nchw", t,
+                            { pn, {} }, { d, cl }, { d, cl }, { d, {} },
+                            seed++);
+            run_layout_case("nhwc_per_channel_src1_src0_nchw", t, { d, cl },
+                            { d, {} }, { pc, {} }, { d, cl }, seed++);
+            if (HasFailure())
+                return;
+        }
+    // Inputs stored in the order (2, 0, 3, 1) and dst in (2, 3, 1, 0),
+    // outermost first, with a per-channel cond: the fold follows the inputs
+    // and transposes dst; its rows of C elements merge with dim 3 (dst is
+    // contiguous across the two as well), the cond repeated, and the tile
+    // dim is dim 0.
+    const auto strides_in_order = [](const dims &d, const dims &order) {
+        dims st(d.size());
+        int64_t acc = 1;
+        for (size_t k = order.size(); k-- > 0;) {
+            st[static_cast<size_t>(order[k])] = acc;
+            acc *= d[static_cast<size_t>(order[k])];
+        }
+        return st;
+    };
+    for (dt t : layout_types)
+        for (const dims &d : { dims { 5, 6, 20, 7 }, dims { 33, 3, 9, 40 } }) {
+            const dims pc = { 1, d[1], 1, 1 };
+            const dims si = strides_in_order(d, { 2, 0, 3, 1 });
+            const dims sd = strides_in_order(d, { 2, 3, 1, 0 });
+            run_layout_case("per_channel_cond_dst_in_another_order", t,
+                            { pc, {} }, { d, si }, { d, si }, { d, sd },
+                            seed++);
+            if (HasFailure())
+                return;
+        }
+}
+
 namespace {
 
 // get_inplace_ports of a Select whose src_0 and dst have the given shape and

@@ -759,6 +759,9 @@ TEST(kernel_layouts_tiles, ScratchPitch) {
         { 788, 197, 788 },    // ViT's 197 f32: at most 5 rows to a set
         { 196, 512, 196 },    // [N, 512, 7, 7] f32: at most 4
         { 8188, 8, 8188 },    // 8 rows: never over 8
+        { 6, 128, 6 },        // [N, 3, H, W] bf16: 12 lines, one set each
+        { 12, 256, 12 },      // the same in f32
+        { 1, 256, 1 },        // a 1-byte column: 4 lines
     };
     for (const tc &c : cases)
         EXPECT_EQ(si::scratch_pitch(c.bytes, c.rows), c.pitch)
