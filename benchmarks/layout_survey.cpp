@@ -1,0 +1,295 @@
+// selgraph_layout_survey: Select over random layouts, outside the layout
+// cases the suite was tuned on, each timed against the dense row-major
+// Select of the same shapes in the same process.
+//
+//   selgraph_layout_survey [--cases N] [--seed S] [--case K]
+//
+// Each case draws a rank (2-4), dims whose product gives 2-16 MiB per full
+// operand, an element type (f32, bf16, s8, f64), a broadcast (none, a
+// partial cond, a 0-D src_1, or one operand broadcast along random dims)
+// and a layout: every operand in one random dim order, one input or dst in
+// another, or src_0 and dst each in another; a quarter of the cases pad
+// every operand's innermost dim by 1-17 elements. Per case: the median of
+// three rounds, each round the median of 7 executes of each (after the
+// store policy's warm-up), as the dense Select's time over selgraph's
+// ("x dense"), with the GB/s of both (bytes as the suite counts them) and
+// the plan (verbose names). `--case K` runs case K of the seed alone, to
+// look at one again. OMP_NUM_THREADS sets the threads. docs/performance.md
+// ("Outside the suite's layouts") has what a run found.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_selgraph.hpp"
+#include "bench_suite.hpp"
+
+namespace {
+
+using namespace sgbench;
+using dims_t = std::vector<int64_t>;
+
+int64_t product(const dims_t &d) {
+    int64_t n = 1;
+    for (int64_t x : d)
+        n *= x;
+    return n;
+}
+
+// Element strides of `d` stored in `order` (outermost first), the innermost
+// dim padded by `pad` elements.
+dims_t strides_in(const dims_t &d, const std::vector<int> &order, int64_t pad) {
+    dims_t s(d.size());
+    int64_t acc = 1;
+    for (size_t k = order.size(); k-- > 0;) {
+        const auto i = static_cast<size_t>(order[k]);
+        s[i] = acc;
+        acc *= d[i];
+        if (k + 1 == order.size())
+            acc += pad;
+    }
+    return s;
+}
+
+// Elements from the first to the last one addressed, plus one.
+int64_t span(const dims_t &d, const dims_t &s) {
+    int64_t m = 1;
+    for (size_t i = 0; i < d.size(); ++i)
+        m += (d[i] - 1) * s[i];
+    return m;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+double time_executes(selgraph_select &sg,
+                     const selgraph::compiled_partition &cp, int reps) {
+    std::vector<double> t;
+    for (int r = 0; r < reps; ++r) {
+        const auto a = std::chrono::steady_clock::now();
+        sg.execute(cp);
+        t.push_back(std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - a)
+                            .count());
+    }
+    return median(t);
+}
+
+struct survey_case {
+    dtype t = dtype::f32;
+    dims_t d, dims[4];
+    std::vector<int> order[4];
+    int64_t pad = 0;
+};
+
+survey_case draw(std::mt19937 &rng) {
+    const auto pick = [&](int lo, int hi) {
+        return std::uniform_int_distribution<int>(lo, hi)(rng);
+    };
+    survey_case c;
+    const int nd = pick(2, 4);
+    const dtype types[] = { dtype::f32, dtype::bf16, dtype::s8, dtype::f64 };
+    c.t = types[pick(0, 3)];
+    const double elems =
+            static_cast<double>(int64_t(pick(2, 16)) << 20) / dtype_size(c.t);
+    std::vector<double> share(static_cast<size_t>(nd));
+    double sum = 0;
+    for (double &s : share) {
+        s = std::uniform_real_distribution<double>(0.2, 1.0)(rng);
+        sum += s;
+    }
+    c.d.resize(static_cast<size_t>(nd));
+    for (size_t i = 0; i < c.d.size(); ++i) {
+        int64_t n = std::max<int64_t>(
+                2, static_cast<int64_t>(std::pow(elems, share[i] / sum)));
+        if (pick(0, 3) == 0)
+            n += pick(-3, 3);
+        c.d[i] = std::max<int64_t>(n, 2);
+    }
+    for (dims_t &x : c.dims)
+        x = c.d;
+    switch (pick(0, 5)) {
+        case 1: // a cond broadcast along random dims
+            for (int64_t &x : c.dims[op_cond])
+                if (pick(0, 1))
+                    x = 1;
+            break;
+        case 2: c.dims[op_src1].clear(); break; // 0-D src_1
+        case 3: {
+            dims_t &x = c.dims[pick(0, 2)];
+            for (int64_t &v : x)
+                if (pick(0, 2) == 0)
+                    v = 1;
+            break;
+        }
+        default: break;
+    }
+    std::vector<int> common(static_cast<size_t>(nd));
+    for (int i = 0; i < nd; ++i)
+        common[static_cast<size_t>(i)] = i;
+    if (pick(0, 1))
+        std::shuffle(common.begin(), common.end(), rng);
+    const auto another = [&] {
+        std::vector<int> p = common;
+        for (int k = 0; k < 8 && p == common; ++k)
+            std::shuffle(p.begin(), p.end(), rng);
+        if (p == common)
+            std::swap(p[p.size() - 1], p[p.size() - 2]);
+        return p;
+    };
+    for (auto &o : c.order)
+        o = common;
+    switch (pick(0, 3)) {
+        case 1: c.order[pick(0, 2)] = another(); break;
+        case 2: c.order[op_dst] = another(); break;
+        case 3:
+            c.order[op_src0] = another();
+            c.order[op_dst] = another();
+            break;
+        default: break;
+    }
+    if (pick(0, 3) == 0)
+        c.pad = pick(1, 17);
+    return c;
+}
+
+std::string describe(const dims_t &d, const std::vector<int> &order,
+                     int64_t pad) {
+    if (d.empty())
+        return "0-D";
+    std::string s;
+    for (size_t i = 0; i < d.size(); ++i)
+        s += (i ? "x" : "") + std::to_string(d[i]);
+    s += " order ";
+    for (int o : order)
+        s += std::to_string(o);
+    if (pad)
+        s += " pad " + std::to_string(pad);
+    return s;
+}
+
+// Runs one case; returns x dense.
+double run_case(int k, const survey_case &c, std::mt19937 &rng) {
+    const int w = dtype_size(c.t);
+    std::vector<int64_t> strides[4];
+    buffer laid[4], dense[4];
+    for (int op = 0; op < 4; ++op) {
+        const int ew = op == op_cond ? 1 : w;
+        const dims_t &d = c.dims[op];
+        int64_t n = 1;
+        if (!d.empty()) {
+            strides[op] = strides_in(d, c.order[op], c.pad);
+            n = span(d, strides[op]);
+        }
+        laid[op] = buffer(static_cast<size_t>(n * ew));
+        dense[op] = buffer(static_cast<size_t>(product(d) * ew));
+        for (buffer *b : { &laid[op], &dense[op] }) {
+            auto *p = b->as<uint8_t>();
+            const size_t bytes =
+                    static_cast<size_t>((b == &laid[op] ? n : product(d)) * ew);
+            for (size_t i = 0; i < bytes; ++i)
+                p[i] = static_cast<uint8_t>(op == op_cond ? rng() & 1u : rng());
+        }
+    }
+    const auto ops = [](const buffer *b) {
+        return operands { b[op_cond].as<uint8_t>(), b[op_src0].get(),
+                          b[op_src1].get(), b[op_dst].get() };
+    };
+    selgraph_select sg(c.dims, c.t, &strides), sd(c.dims, c.t);
+    const selgraph::compiled_partition cp =
+            sg.compile(selgraph::cpu_isa::isa_all);
+    const selgraph::compiled_partition cpd =
+            sd.compile(selgraph::cpu_isa::isa_all);
+    sg.bind(ops(laid));
+    sd.bind(ops(dense));
+    for (int i = 0; i < warmup_executes() + 2; ++i) {
+        sg.execute(cp);
+        sd.execute(cpd);
+    }
+    std::vector<double> ratio, ts, td;
+    for (int round = 0; round < 3; ++round) {
+        ts.push_back(time_executes(sg, cp, 7));
+        td.push_back(time_executes(sd, cpd, 7));
+        ratio.push_back(td.back() / ts.back());
+    }
+    const double bytes = static_cast<double>(
+            product(c.dims[op_cond])
+            + w
+                      * (product(c.dims[op_src0]) + product(c.dims[op_src1])
+                         + product(c.dims[op_dst])));
+    const double x = median(ratio);
+    std::printf("%4d %5.2f %-4s sel %6.1f GB/s dense %6.1f | cond %s | src_0 "
+                "%s | src_1 %s | dst %s | %s\n",
+                k, x, dtype_name(c.t), bytes / median(ts) / 1e9,
+                bytes / median(td) / 1e9,
+                describe(c.dims[op_cond], c.order[op_cond], c.pad).c_str(),
+                describe(c.dims[op_src0], c.order[op_src0], c.pad).c_str(),
+                describe(c.dims[op_src1], c.order[op_src1], c.pad).c_str(),
+                describe(c.dims[op_dst], c.order[op_dst], c.pad).c_str(),
+                sg.plan_label(selgraph::cpu_isa::isa_all).c_str());
+    std::fflush(stdout);
+    return x;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    int cases = 40, only = -1;
+    unsigned seed = 1;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string o = argv[i];
+        const int v = std::atoi(argv[i + 1]);
+        if (o == "--cases" && v > 0)
+            cases = v;
+        else if (o == "--seed")
+            seed = static_cast<unsigned>(v);
+        else if (o == "--case" && v >= 0)
+            only = v;
+        else {
+            std::fprintf(stderr,
+                         "usage: %s [--cases N] [--seed S] [--case K]\n",
+                         argv[0]);
+            return 2;
+        }
+    }
+    if ((argc - 1) % 2) {
+        std::fprintf(stderr, "usage: %s [--cases N] [--seed S] [--case K]\n",
+                     argv[0]);
+        return 2;
+    }
+    std::mt19937 rng(seed);
+    std::vector<double> all;
+    for (int k = 0; k < cases && (only < 0 || k <= only); ++k) {
+        const survey_case c = draw(rng);
+        std::mt19937 fill(seed * 1000003u + static_cast<unsigned>(k));
+        if (only >= 0 && k != only)
+            continue;
+        try {
+            all.push_back(run_case(k, c, fill));
+        } catch (const std::exception &e) {
+            std::printf("%4d error: %s\n", k, e.what());
+        }
+    }
+    if (all.size() > 1) {
+        std::sort(all.begin(), all.end());
+        const auto below = [&](double x) {
+            return std::count_if(all.begin(), all.end(),
+                                 [x](double r) { return r < x; });
+        };
+        std::printf("x dense over %zu cases: median %.2f, quartiles %.2f / "
+                    "%.2f; below 0.25: %ld, below 0.5: %ld, below 0.85: %ld\n",
+                    all.size(), all[all.size() / 2], all[all.size() / 4],
+                    all[all.size() * 3 / 4], static_cast<long>(below(0.25)),
+                    static_cast<long>(below(0.5)),
+                    static_cast<long>(below(0.85)));
+    }
+    return 0;
+}
