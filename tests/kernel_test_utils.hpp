@@ -484,15 +484,21 @@ inline si::select_nd make_nd(const dims_t &c, const dims_t &a, const dims_t &b,
     return make_nd(s);
 }
 
-/// All four operands of shape `d`, with element strides `st` per operand
-/// (empty: dense row-major).
-inline si::select_nd full_nd(const dims_t &d, const dims_t (&st)[4], int w) {
+/// All four operands of shape `d`, dense row-major until strides are set.
+inline nd_spec full_spec(const dims_t &d, int w) {
     nd_spec s;
     s.w = w;
     s.dst_from_inputs = false;
     s.dst = d;
     for (int op = 0; op < 3; ++op)
         s.in[op] = d;
+    return s;
+}
+
+/// All four operands of shape `d`, with element strides `st` per operand
+/// (empty: dense row-major).
+inline si::select_nd full_nd(const dims_t &d, const dims_t (&st)[4], int w) {
+    nd_spec s = full_spec(d, w);
     for (int op = 0; op < 4; ++op)
         s.strides[op] = st[op];
     return make_nd(s);
@@ -862,24 +868,37 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
     return b.canaries_ok();
 }
 
-/// Places the operands of `p` against the guard pages, runs `plan` on
-/// `nthreads` and compares dst (its whole span, gaps included) with
-/// ref_select run on a copy of the same bytes.
-inline ::testing::AssertionResult run_guarded(guard_set &gs,
-                                              const si::select_nd &p,
-                                              const si::select_plan &plan,
-                                              bool at_end, int nthreads) {
+/// Places the operands of `p` against the guard pages (ending at one, or
+/// starting after one), runs `plan` on `nthreads` and compares dst (its
+/// whole span, gaps included) with what `oracle` writes into a copy of the
+/// same dst bytes. A stray access crashes the test.
+template <typename Oracle>
+::testing::AssertionResult
+run_against_guards(guard_set &gs, const si::select_nd &p,
+                   const si::select_plan &plan, bool at_end, int nthreads,
+                   const Oracle &oracle) {
     const void *ptr[4];
     for (int op = 0; op < 4; ++op)
         ptr[op] = gs.place(op, span_bytes(p, op), at_end);
     auto *dst = static_cast<uint8_t *>(const_cast<void *>(ptr[si::op_dst]));
     const size_t dbytes = span_bytes(p, si::op_dst);
     std::vector<uint8_t> want(dst, dst + dbytes);
-    si::ref_select(p, ptr[0], ptr[1], ptr[2], want.data(), 1);
+    oracle(p, ptr[0], ptr[1], ptr[2], want.data());
     si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, nthreads,
                      plan.has_nt() ? si::store_override::nt
                                    : si::store_override::none);
     return bytes_equal(dst, want.data(), dbytes, p.elem_size);
+}
+
+/// run_against_guards with ref_select as the oracle.
+inline ::testing::AssertionResult run_guarded(guard_set &gs,
+                                              const si::select_nd &p,
+                                              const si::select_plan &plan,
+                                              bool at_end, int nthreads) {
+    return run_against_guards(
+            gs, p, plan, at_end, nthreads,
+            [](const si::select_nd &q, const void *c, const void *a,
+               const void *b, void *d) { si::ref_select(q, c, a, b, d, 1); });
 }
 
 /// Calls a generated kernel (`void kernel(const Args *)`) with the System V

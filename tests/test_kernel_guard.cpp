@@ -75,27 +75,6 @@ TEST_P(kernel_guard, KernelAbiEveryPatternEveryTail) {
         }
 }
 
-// Places the operands of `p` against the guard pages (ending at one, or
-// starting after one), runs `plan` and compares dst with what `oracle` writes
-// into a copy of the same dst bytes. A stray access crashes the test.
-template <typename Oracle>
-::testing::AssertionResult
-run_against_guards(guard_set &gs, const si::select_nd &p,
-                   const si::select_plan &plan, bool at_end, int w,
-                   const Oracle &oracle) {
-    const void *ptr[4];
-    for (int op = 0; op < 4; ++op)
-        ptr[op] = gs.place(op, span_bytes(p, op), at_end);
-    auto *dst = static_cast<uint8_t *>(const_cast<void *>(ptr[si::op_dst]));
-    const size_t dbytes = span_bytes(p, si::op_dst);
-    std::vector<uint8_t> want(dst, dst + dbytes);
-    oracle(p, ptr[0], ptr[1], ptr[2], want.data());
-    si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, 2,
-                     plan.has_nt() ? si::store_override::nt
-                                   : si::store_override::none);
-    return bytes_equal(dst, want.data(), dbytes, w);
-}
-
 TEST_P(kernel_guard, PlanEveryBroadcastPatternEveryTail) {
     // The dispatcher's kernels on the folded problems of the broadcast
     // patterns, each tensor against a guard page, with 2 threads and the
@@ -131,16 +110,9 @@ TEST_P(kernel_guard, PlanEveryBroadcastPatternEveryTail) {
                 KT_EXPECT(fails, plan_takes(plan, kisa(), jit()),
                           pr.first + " " + nd_str(p));
                 for (bool at_end : { true, false })
-                    KT_EXPECT(
-                            fails,
-                            run_against_guards(
-                                    gs, p, plan, at_end, w,
-                                    [](const si::select_nd &q, const void *c,
-                                       const void *a, const void *b, void *d) {
-                                        si::ref_select(q, c, a, b, d, 1);
-                                    }),
-                            pr.first + " " + nd_str(p)
-                                    + (at_end ? " at end" : " at begin"));
+                    KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, 2),
+                              pr.first + " " + nd_str(p)
+                                      + (at_end ? " at end" : " at begin"));
             }
         }
     }
@@ -167,7 +139,7 @@ TEST_P(kernel_guard, ReferenceKernelStridedAgainstGuards) {
             KT_EXPECT(fails, plan_takes(plan, kisa(), false), nd_str(p));
             for (bool at_end : { true, false })
                 KT_EXPECT(fails,
-                          run_against_guards(gs, p, plan, at_end, w,
+                          run_against_guards(gs, p, plan, at_end, 2,
                                              naive_select),
                           nd_str(p));
         }

@@ -1223,13 +1223,8 @@ TEST_P(kernel_layouts, RandomPermutedLayouts) {
         };
         perm_t dperm = identity(rank);
         std::shuffle(dperm.begin(), dperm.end(), g);
-        nd_spec s;
-        s.w = w;
-        s.dst_from_inputs = false;
-        s.dst = d;
+        nd_spec s = full_spec(d, w);
         s.strides[3] = perm_strides(d, dperm, pad());
-        for (int op = 0; op < 3; ++op)
-            s.in[op] = d;
         for (size_t k = 0; k < d.size(); ++k) {
             if (g() % 4 == 0)
                 s.in[0][k] = 1;
@@ -1354,12 +1349,7 @@ TEST_P(kernel_layouts, RandomLargeTiledLayouts) {
         perm_t swapped = dperm;
         std::swap(swapped[static_cast<size_t>(rank - 1)],
                   swapped[static_cast<size_t>(rank - 2)]);
-        nd_spec s;
-        s.w = w;
-        s.dst_from_inputs = false;
-        s.dst = d;
-        for (int op = 0; op < 3; ++op)
-            s.in[op] = d;
+        nd_spec s = full_spec(d, w);
         for (size_t k = 0; k < d.size(); ++k) {
             if (g() % 3 == 0)
                 s.in[0][k] = 1;

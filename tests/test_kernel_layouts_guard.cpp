@@ -109,12 +109,7 @@ TEST_P(kernel_layouts_guard, ChannelsLastAgainstGuards) {
                 const dims_t d = { 2, c, 3, wd };
                 gs.fill(g, static_cast<size_t>(2 * c * 3 * wd * w));
                 for (int kind = 0; kind < 3; ++kind) {
-                    nd_spec s;
-                    s.w = w;
-                    s.dst_from_inputs = false;
-                    s.dst = d;
-                    for (int i = 0; i < 3; ++i)
-                        s.in[i] = d;
+                    nd_spec s = full_spec(d, w);
                     if (kind == 0)
                         s.strides[3] = nhwc(d);
                     else
