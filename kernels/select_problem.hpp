@@ -61,6 +61,12 @@ enum class inner_mode : uint8_t {
     transposed = 3,
 };
 
+/// Widened rows: a row under short_row_bytes of dst whose row vectors keep
+/// it from merging becomes rows of up to wide_row_elems elements, the row
+/// vectors repeated (src/broadcast.cpp, step 6; and inside the tiles of
+/// src/parallel_execute.cpp).
+constexpr int64_t short_row_bytes = 1024, wide_row_elems = 1024;
+
 struct select_folded {
     int ndims = 1; ///< folded dims; dims[ndims-1] is the inner dim
     int64_t dims[max_ndims] = {};

@@ -83,7 +83,6 @@ int pick_tdim(const select_folded &f, const int64_t *esize) {
 
 // Step 6 (see the top of the file).
 void widen_short_rows(select_folded &f, const int64_t *esize) {
-    constexpr int64_t short_row_bytes = 1024, wide_row_elems = 1024;
     const int nd = f.ndims;
     if (nd < 2)
         return;

@@ -93,6 +93,13 @@ struct folded_runner {
     }
 };
 
+// Writes the `bytes` of `row` k times back to back at buf: the buffer a
+// row vector of a widened row is read from.
+void repeat_row(char *buf, const void *row, int64_t bytes, int64_t k) {
+    for (int64_t i = 0; i < k; ++i)
+        std::memcpy(buf + i * bytes, row, static_cast<size_t>(bytes));
+}
+
 // Copies n bytes from src to dst, which lie at the same offset within a
 // cache line: with `nt`, the lines wholly inside [dst, dst + n) by
 // non-temporal stores and the partial lines at either end by regular ones,
@@ -217,7 +224,6 @@ struct tiled_runner {
         }
         if (flat && !row_vectors)
             wide = strip;
-        constexpr int64_t short_row_bytes = 1024, wide_row_elems = 1024;
         if (flat && row_vectors && inner * esize[op_dst] < short_row_bytes
             && std::min(strip, wide_row_elems / inner) >= 2) {
             wide = std::min(strip, wide_row_elems / inner);
@@ -357,10 +363,7 @@ struct tiled_runner {
             const char *const row = static_cast<const char *>(ptr[i]);
             char *const buf = scr + rep_off[i];
             if (rep_src[i] != row) {
-                const auto bytes = static_cast<size_t>(nc * esize[i]);
-                for (int64_t k = 0; k < wide; ++k)
-                    std::memcpy(buf + static_cast<size_t>(k) * bytes, row,
-                                bytes);
+                repeat_row(buf, row, nc * esize[i], wide);
                 rep_src[i] = row;
             }
             ptr[i] = buf;
@@ -621,17 +624,14 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
     const int64_t rows = f.rows();
     // Widened short rows (broadcast.cpp, step 6): each row-vector input is
     // read from its row repeated f.rep times, at most 1024 elements.
-    alignas(64) char rep_buf[op_dst][1024 * 8];
+    alignas(64) char rep_buf[op_dst][wide_row_elems * 8];
     if (f.rep > 1) {
         const void **in[op_dst] = { &cond, &src0, &src1 };
         for (int i = 0; i < op_dst; ++i) {
             if (!((f.rep_mask >> i) & 1))
                 continue;
-            const auto w = static_cast<size_t>(operand_bytes(i, f.elem_size));
-            const size_t row = static_cast<size_t>(inner / f.rep) * w;
-            for (int64_t k = 0; k < f.rep; ++k)
-                std::memcpy(rep_buf[i] + static_cast<size_t>(k) * row, *in[i],
-                            row);
+            repeat_row(rep_buf[i], *in[i],
+                       inner / f.rep * operand_bytes(i, f.elem_size), f.rep);
             *in[i] = rep_buf[i];
         }
     }
