@@ -1,9 +1,11 @@
-// Layout cases L1..L15: Select with operands in channels-last, permuted or
+// Layout cases L1..L16: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
 // transposed; L15: the same shapes with every input full, so that dst is
-// the transposed operand, in lines of 788 or 394 bytes), each measured in
+// the transposed operand, in lines of 788 or 394 bytes; L16: three-channel
+// images, channels-last inputs with a per-channel cond and an NCHW dst, so
+// that the tiles' rows are 3 elements), each measured in
 // the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -65,6 +67,7 @@ std::vector<layout_case> layout_cases(int64_t scale) {
     const dims_t late = { 32 * scale, 512, 7, 7 };
     const dims_t odd = { 2047 * scale, 2047 };
     const dims_t stem = { 8 * scale, 64, 112, 112 };
+    const dims_t rgb = { 16 * scale, 3, 224, 224 }, rgb_c = { 1, 3, 1, 1 };
     return {
         { "L1",
           "all NHWC",
@@ -149,6 +152,12 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           "[32,12,197,197] dst last two dims swapped, the rest row-major",
           { vit, vit, vit, vit },
           { {}, {}, {}, { 0, 1, 3, 2 } },
+          false,
+          op_dst },
+        { "L16",
+          "[16,3,224,224] NHWC inputs, per-channel cond, dst NCHW",
+          { rgb_c, rgb, rgb, rgb },
+          { {}, nhwc, nhwc, {} },
           false,
           op_dst },
     };
