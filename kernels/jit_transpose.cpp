@@ -58,6 +58,25 @@
 // not aligned so run as in the regular kernel; an sfence ends the call
 // unless the caller fences itself (`fence` = 0).
 //
+// Packed calls (both variants, every element size): a call of a few lines
+// whose block is contiguous on one side, 2 .. 6 rows with the source lines
+// back to back (src_ld = rows * w: a channels-last block of 3 channels
+// read into an NCHW dst) or 2 .. 6 columns with the dst rows back to back
+// (dst_ld = cols * w), 8 on AVX2 and 5 rows of 1-byte elements on AVX-512,
+// and fewer than a register tile holds. Register tiles would move R of
+// their 16 (or 64 / w) lines. Instead R vectors of the contiguous side hold
+// V = vlen / w columns (rows) of all R lines, and each of the R vectors of
+// the other side is a permutation of them fixed at generation time:
+// vpermi2{w,d} over two source registers at a time, merged under masks
+// (AVX-512, 2 to 8 bytes), vpermd and vpblendd (AVX2, 4 and 8 bytes), or
+// passes of vpermd then a zeroing vpshufb, or-ed together (1-byte
+// elements, and 2-byte ones on AVX2; VBMI is not assumed). The index and
+// mask constants follow the code. The rest of a call (fewer than V) runs
+// the same block through two blocks on the stack (rep movsb in and out).
+// The non-temporal variant stores whole vectors non-temporally where every
+// one is aligned. Measured against the register tiles in
+// docs/performance.md (packed transposes).
+//
 // Tails: AVX-512 runs partial tiles with byte opmasks (loads masked to the
 // rows that exist, lines past the last column not loaded, stores masked to
 // the columns that exist, rows past the last not stored). AVX2 runs the
@@ -70,6 +89,7 @@
 #include "jit_transpose.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <utility>
@@ -124,7 +144,9 @@ public:
         , nt_(key.nt_stores != 0)
         , sb_(std::max(kc_, 64 / key.elem_size))
         , kcw_(vlen / key.elem_size)
-        , wide_(!nt_ && wide_tiles(isa, key.elem_size)) {
+        , wide_(!nt_ && wide_tiles(isa, key.elem_size))
+        , pk_rows_(std::min(packed_lines(key.elem_size), tr_ - 1))
+        , pk_cols_(std::min(packed_lines(key.elem_size), kc_ - 1)) {
         plan_network();
         if (wide_)
             plan_wide();
@@ -169,6 +191,12 @@ private:
     static constexpr int pf_ahead = 32; // columns
     // The most bytes a wide tile's lines may span: half a 32 KiB L1.
     static constexpr int wide_span = 16 * 1024;
+    static constexpr int packed_max = 8;
+    // The most lines of a packed call: as far as it measured faster than
+    // the register tiles (docs/performance.md, packed transposes).
+    static constexpr int packed_lines(int w) {
+        return is_avx512 ? (w == 1 ? 5 : 6) : packed_max;
+    }
     const Opmask k_rows_ = k1;
     const Opmask k_cols_ = k2;
 
@@ -457,7 +485,7 @@ private:
     // register tile, ceil(lines / full tiles) (0: none).
     void init_next_prefetch() {
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
-        Label l_none, l_set;
+        Label l_none;
         mov(qword[rsp + stk_nx_step], 0);
         mov(rax, arg(offsetof(transpose_call_args, pf_next_bytes)));
         test(rax, rax);
@@ -473,6 +501,14 @@ private:
         mov(rdx, arg(offsetof(transpose_call_args, cols)));
         shr(rdx, ilog2(kc_));
         imul(reg_tmp2_, rdx);
+        prefetch_step();
+        L(l_none);
+    }
+
+    // [rsp + stk_nx_step] = ceil(lines / blocks), the lines of rax bytes
+    // spread over reg_tmp2_ blocks (0: 1); clobbers rdx.
+    void prefetch_step() {
+        Label l_set;
         test(reg_tmp2_, reg_tmp2_);
         jnz(l_set, T_NEAR);
         mov(reg_tmp2_, 1);
@@ -483,7 +519,6 @@ private:
         xor_(edx, edx);
         div(reg_tmp2_);
         mov(ptr[rsp + stk_nx_step], rax);
-        L(l_none);
     }
 
     // A block of tr_ rows by sb_ columns through the staging block: its
@@ -737,7 +772,9 @@ private:
         jmp(l_blk, T_NEAR);
     }
 
-    int stk_size() const { return stk_slots + (nt_ ? stage_max + 64 : 0); }
+    // The packed calls' two blocks (in, out) follow the staging block.
+    int stk_pk_at() const { return stk_slots + (nt_ ? stage_max + 64 : 0); }
+    int stk_size() const { return stk_pk_at() + 2 * packed_max * vlen; }
 
     // Column prefetch offset for the column block at c0 = [rsp + stk_c0]
     // of `width` columns: pf_ahead * src_ld where columns c0 + pf_ahead ..
@@ -798,6 +835,365 @@ private:
         add(reg_dblk_, kc_ * w_);
     }
 
+    // --- few lines, packed ------------------------------------------------
+    // A call of 2 .. pk_rows_ rows whose source lines lie back to back
+    // (src_ld = rows * w: a channels-last block of a few channels), or of
+    // 2 .. pk_cols_ columns whose dst rows do (dst_ld = cols * w), is one
+    // contiguous block on one side: R vectors of it hold V = vlen / w
+    // columns (rows) of all R lines, and each of the R vectors of the other
+    // side is a fixed permutation of those R, computed at generation time.
+    // The register tiles above would run such a call as partial tiles,
+    // moving R of their tr_ (kc_) lines.
+
+    // Where output element e of a packed block comes from.
+    struct src_elem {
+        int reg, lane;
+    };
+
+    Label &constant(std::vector<uint8_t> bytes) {
+        consts_.push_back(std::move(bytes));
+        const_labels_.push_back(std::make_unique<Label>());
+        return *const_labels_.back();
+    }
+    template <typename T>
+    static void put(std::vector<uint8_t> &v, size_t i, T x) {
+        std::memcpy(v.data() + i * sizeof(T), &x, sizeof(T));
+    }
+
+    // acc = the vector whose element e is src[e] (input registers 0 ..
+    // R - 1). AVX-512, 2-byte elements: one vpermw per source register,
+    // merged under a mask; 4- and 8-byte elements: the same in dwords with
+    // vpermd (AVX2: vpermd, then vpblendd). 1-byte elements, and 2-byte
+    // ones on AVX2: passes of a vpermd that brings up to four dwords into
+    // each 16-byte lane, then a vpshufb that picks the bytes from them and
+    // zeroes the rest, or-ed together.
+    void permuted(const std::vector<src_elem> &src, const Vmm &acc) {
+        const Vmm t(9), idx(10);
+        const Opmask km = k3;
+        const int V = vlen / w_;
+        std::vector<int> order; // source registers, in first use
+        for (const src_elem &s : src)
+            if (std::find(order.begin(), order.end(), s.reg) == order.end())
+                order.push_back(s.reg);
+        const bool words = is_avx512 && w_ == 2;
+        if (w_ >= 4 || words) {
+            const int u = words ? 2 : 4, per = w_ / u, nu = vlen / u;
+            // AVX-512: two source registers per vpermi2{w,d}.
+            const size_t group = is_avx512 ? 2 : 1;
+            bool first = true;
+            for (size_t g0 = 0; g0 < order.size(); g0 += group) {
+                const int ka = order[g0];
+                const int kb = g0 + 1 < order.size() && group == 2
+                                       ? order[g0 + 1]
+                                       : -1;
+                std::vector<uint8_t> ib(vlen, 0), mb(8, 0);
+                uint64_t mask = 0;
+                for (int e = 0; e < V; ++e) {
+                    if (src[e].reg != ka && src[e].reg != kb)
+                        continue;
+                    const int hi = src[e].reg == kb ? nu : 0;
+                    for (int j = 0; j < per; ++j) {
+                        const int p = e * per + j;
+                        const int s = src[e].lane * per + j + hi;
+                        if (u == 2)
+                            put(ib, p, static_cast<uint16_t>(s));
+                        else
+                            put(ib, p, static_cast<uint32_t>(s));
+                        mask |= uint64_t(1) << p;
+                    }
+                }
+                put(mb, 0, mask);
+                const Vmm v = first ? acc : t;
+                if constexpr (is_avx512) {
+                    const Zmm z(v.getIdx());
+                    vload(z, ptr[rip + constant(ib)]);
+                    if (kb >= 0 && words)
+                        vpermi2w(z, Zmm(ka), Zmm(kb));
+                    else if (kb >= 0)
+                        vpermi2d(z, Zmm(ka), Zmm(kb));
+                    else if (words)
+                        vpermw(z, z, Zmm(ka));
+                    else
+                        vpermd(z, z, Zmm(ka));
+                    if (!first) {
+                        kmovq(km, ptr[rip + constant(mb)]);
+                        if (words)
+                            vmovdqu16(Zmm(acc.getIdx()) | km, z);
+                        else
+                            vmovdqu32(Zmm(acc.getIdx()) | km, z);
+                    }
+                } else {
+                    vload(idx, ptr[rip + constant(ib)]);
+                    vpermd(Ymm(v.getIdx()), Ymm(idx.getIdx()), Ymm(ka));
+                    if (!first)
+                        vpblendd(Ymm(acc.getIdx()), Ymm(acc.getIdx()),
+                                 Ymm(t.getIdx()), static_cast<uint8_t>(mask));
+                }
+                first = false;
+            }
+            return;
+        }
+        // Byte passes.
+        const int nlanes = vlen / lane_bytes;
+        bool first = true;
+        for (int k : order) {
+            // (dst byte, src byte) still to place from register k.
+            std::vector<std::pair<int, int>> todo;
+            for (int e = 0; e < V; ++e)
+                if (src[e].reg == k)
+                    for (int j = 0; j < w_; ++j)
+                        todo.emplace_back(e * w_ + j, src[e].lane * w_ + j);
+            while (!todo.empty()) {
+                std::vector<std::vector<int>> slots(nlanes);
+                std::vector<uint8_t> ib(vlen, 0), sb(vlen, 0x80);
+                std::vector<std::pair<int, int>> left;
+                for (const auto &[b, s] : todo) {
+                    std::vector<int> &sl = slots[b / lane_bytes];
+                    auto it = std::find(sl.begin(), sl.end(), s / 4);
+                    if (it == sl.end()) {
+                        if (sl.size() == 4) {
+                            left.emplace_back(b, s);
+                            continue;
+                        }
+                        sl.push_back(s / 4);
+                        it = sl.end() - 1;
+                    }
+                    const int q = static_cast<int>(it - sl.begin());
+                    sb[b] = static_cast<uint8_t>(q * 4 + s % 4);
+                }
+                for (int ln = 0; ln < nlanes; ++ln)
+                    for (size_t q = 0; q < slots[ln].size(); ++q)
+                        put(ib, ln * 4 + q,
+                            static_cast<uint32_t>(slots[ln][q]));
+                vload(idx, ptr[rip + constant(ib)]);
+                vpermd(t, idx, Vmm(k));
+                if (first) {
+                    vpshufb(acc, t, ptr[rip + constant(sb)]);
+                } else {
+                    vpshufb(t, t, ptr[rip + constant(sb)]);
+                    if constexpr (is_avx512)
+                        vpord(acc, acc, t);
+                    else
+                        vpor(acc, acc, t);
+                }
+                first = false;
+                todo = std::move(left);
+            }
+        }
+    }
+
+    void vstore(const Address &a, const Vmm &v, bool nt) {
+        if (nt)
+            vmovntdq(a, v);
+        else if constexpr (is_avx512)
+            vmovdqu32(a, v);
+        else
+            vmovdqu(a, v);
+    }
+    void vload(const Vmm &v, const Address &a) {
+        if constexpr (is_avx512)
+            vmovdqu32(v, a);
+        else
+            vmovdqu(v, a);
+    }
+
+    // Copies n bytes from s to d (none of them rsi, rdi or rcx).
+    void copy_bytes(const Reg64 &d, const Reg64 &s, const Reg64 &n) {
+        push(rsi);
+        push(rdi);
+        mov(rdi, d);
+        mov(rsi, s);
+        mov(rcx, n);
+        rep();
+        movsb();
+        pop(rdi);
+        pop(rsi);
+    }
+
+    // The packed block of R lines: in vectors 0 .. R - 1 loaded (from
+    // `in`, a vector apart, or from line pointers `istride` apart), out
+    // vectors stored (to `out`, `ostride` apart, or a vector apart).
+    // `rows`: R rows, the block's R vectors are the source's (transpose
+    // of rows); else R columns, the block is dst's.
+    void packed_block(int R, bool rows, const Reg64 &in, const Reg64 &istride,
+                      const Reg64 &out, const Reg64 &ostride, bool nt) {
+        const int V = vlen / w_;
+        if (rows) {
+            for (int i = 0; i < R; ++i)
+                vload(Vmm(i), ptr[in + i * vlen]);
+        } else {
+            mov(reg_q_, in);
+            for (int i = 0; i < R; ++i) {
+                vload(Vmm(i), ptr[reg_q_]);
+                if (i + 1 < R)
+                    add(reg_q_, istride);
+            }
+        }
+        if (rows)
+            mov(reg_q_, out);
+        for (int o = 0; o < R; ++o) {
+            std::vector<src_elem> src(static_cast<size_t>(V));
+            for (int e = 0; e < V; ++e) {
+                // rows: out row o, column e <- flat element e * R + o;
+                // columns: flat element o * V + e <- line f % R, row f / R.
+                const int f = rows ? e * R + o : o * V + e;
+                src[e] = rows ? src_elem { f / V, f % V }
+                              : src_elem { f % R, f / R };
+            }
+            permuted(src, Vmm(8));
+            if (rows) {
+                vstore(ptr[reg_q_], Vmm(8), nt);
+                if (o + 1 < R)
+                    add(reg_q_, ostride);
+            } else {
+                vstore(ptr[out + o * vlen], Vmm(8), nt);
+            }
+        }
+    }
+
+    // A packed call of R lines (rows or columns): whole blocks of V, the
+    // rest through two blocks on the stack.
+    void packed_call(int R, bool rows, const Label &l_done) {
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        const int V = vlen / w_;
+        const Reg64 cnt = reg_r0_;
+        mov(cnt, arg(rows ? offsetof(transpose_call_args, cols)
+                          : offsetof(transpose_call_args, rows)));
+        packed_prefetch_step(cnt, V);
+        const auto loop = [&](bool nt) {
+            Label l_loop, l_end;
+            L(l_loop);
+            cmp(cnt, V);
+            jb(l_end, T_NEAR);
+            next_prefetch();
+            if (rows)
+                packed_block(R, true, reg_sblk_, reg_sblk_, reg_dblk_, reg_dld_,
+                             nt);
+            else
+                packed_block(R, false, reg_sblk_, reg_ld_, reg_dblk_, reg_dblk_,
+                             nt);
+            add(reg_sblk_, rows ? R * vlen : vlen);
+            add(reg_dblk_, rows ? vlen : R * vlen);
+            sub(cnt, V);
+            jmp(l_loop, T_NEAR);
+            L(l_end);
+        };
+        Label l_tail;
+        if (nt_) {
+            // Non-temporal stores where every stored vector is aligned.
+            Label l_regular;
+            mov(reg_tmp_, reg_dblk_);
+            if (rows)
+                or_(reg_tmp_, reg_dld_);
+            test(reg_tmp_, vlen - 1);
+            jnz(l_regular, T_NEAR);
+            loop(true);
+            jmp(l_tail, T_NEAR);
+            L(l_regular);
+        }
+        loop(false);
+        L(l_tail);
+        test(cnt, cnt);
+        jz(l_done, T_NEAR);
+        const Reg64 sin = r12, sout = r13, n = r14, step = r15;
+        lea(sin, ptr[rsp + stk_pk]);
+        lea(sout, ptr[rsp + stk_pk + packed_max * vlen]);
+        mov(step, vlen);
+        if (rows) {
+            imul(n, cnt, R * w_);
+            copy_bytes(sin, reg_sblk_, n);
+            packed_block(R, true, sin, sin, sout, step, false);
+            imul(n, cnt, w_);
+            for (int o = 0; o < R; ++o) {
+                copy_bytes(reg_dblk_, sout, n);
+                if (o + 1 < R) {
+                    add(sout, vlen);
+                    add(reg_dblk_, reg_dld_);
+                }
+            }
+        } else {
+            imul(n, cnt, w_);
+            mov(reg_q_, reg_sblk_);
+            for (int c = 0; c < R; ++c) {
+                copy_bytes(sin, reg_q_, n);
+                if (c + 1 < R) {
+                    add(sin, vlen);
+                    add(reg_q_, reg_ld_);
+                }
+            }
+            lea(sin, ptr[rsp + stk_pk]);
+            packed_block(R, false, sin, step, sout, sout, false);
+            imul(n, cnt, R * w_);
+            copy_bytes(reg_dblk_, sout, n);
+        }
+        jmp(l_done, T_NEAR);
+    }
+
+    // The linear prefetch (pf_next) spread over the packed blocks:
+    // ceil(lines / max(1, cnt / V)) lines per block.
+    void packed_prefetch_step(const Reg64 &cnt, int V) {
+        Label l_none;
+        cmp(qword[rsp + stk_nx_step], 0);
+        je(l_none, T_NEAR);
+        mov(reg_tmp2_, cnt);
+        shr(reg_tmp2_, ilog2(V));
+        mov(rax, ptr[rsp + stk_nx_end]);
+        sub(rax, ptr[rsp + stk_nx]);
+        prefetch_step();
+        L(l_none);
+    }
+
+    // Jumps to labels[R] where the call's `count` (rows or columns) is R,
+    // 2 .. most, and its packed side's stride `ld` is R * w; else on to
+    // l_no.
+    void packed_branch(size_t count, const Reg64 &ld, int most,
+                       std::vector<Label> &labels, const Label &l_no) {
+        if (most < 2)
+            return;
+        mov(reg_tmp_, ptr[reg_param_ + count]);
+        cmp(reg_tmp_, 2);
+        jb(l_no, T_NEAR);
+        cmp(reg_tmp_, most);
+        ja(l_no, T_NEAR);
+        imul(reg_tmp2_, reg_tmp_, w_);
+        cmp(reg_tmp2_, ld);
+        jne(l_no, T_NEAR);
+        for (int R = 2; R <= most; ++R) {
+            cmp(reg_tmp_, R);
+            je(labels[R], T_NEAR);
+        }
+    }
+
+    // Enters a packed call where the call is one (falls through where not).
+    void packed_dispatch(const Label &l_done) {
+        std::vector<Label> l_rows(packed_max + 1), l_cols(packed_max + 1);
+        Label l_try_cols, l_none;
+        packed_branch(offsetof(transpose_call_args, rows), reg_ld_, pk_rows_,
+                      l_rows, l_try_cols);
+        L(l_try_cols);
+        packed_branch(offsetof(transpose_call_args, cols), reg_dld_, pk_cols_,
+                      l_cols, l_none);
+        jmp(l_none, T_NEAR);
+        for (int R = 2; R <= pk_rows_; ++R) {
+            L(l_rows[R]);
+            packed_call(R, true, l_done);
+        }
+        for (int R = 2; R <= pk_cols_; ++R) {
+            L(l_cols[R]);
+            packed_call(R, false, l_done);
+        }
+        L(l_none);
+    }
+
+    void emit_constants() {
+        for (size_t i = 0; i < consts_.size(); ++i) {
+            align(vlen);
+            L(*const_labels_[i]);
+            for (uint8_t b : consts_[i])
+                db(b);
+        }
+    }
+
     void generate() {
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         const size_t off_rows = offsetof(transpose_call_args, rows);
@@ -822,6 +1218,7 @@ private:
         mov(ptr[rsp + stk_pf_dist], reg_tmp_);
 
         Label l_cblk, l_rblk, l_rtail, l_ctail, l_done;
+        packed_dispatch(l_done);
         if (nt_)
             nt_blocks(l_cblk);
         else if (wide_)
@@ -917,6 +1314,7 @@ private:
         pop(rbp);
         pop(rbx);
         ret();
+        emit_constants();
     }
 
     const std::string name_;
@@ -929,6 +1327,11 @@ private:
     std::vector<int> wrow_;
     std::vector<piece> pieces_;
     std::vector<std::pair<int, int>> upper_; // (register, spare xmm)
+    const int stk_pk = stk_pk_at();
+    // Packed calls: the most rows and columns (at most packed_max).
+    const int pk_rows_, pk_cols_;
+    std::vector<std::vector<uint8_t>> consts_;
+    std::vector<std::unique_ptr<Label>> const_labels_;
     transpose_kernel_fn fn_ = nullptr;
 };
 

@@ -10,7 +10,9 @@
 // Raw bits move: NaN payloads survive. No alignment is assumed; src_ld and
 // dst_ld are any positive byte counts (multiples of w). The kernels run in
 // register tiles (kernels/jit_transpose.cpp), wide ones of vlen / w columns
-// where a tile's source lines lie close together. AVX-512 keeps every
+// where a tile's source lines lie close together; a call of a few lines
+// contiguous on one side (src_ld = rows * w or dst_ld = cols * w) runs as
+// permuted vector blocks instead. AVX-512 keeps every
 // element on the vector path (masked partial tiles); AVX2 does where R is
 // at least 32 / w and C at least 8 (tails as overlapping full tiles).
 #ifndef SELGRAPH_KERNELS_JIT_TRANSPOSE_HPP

@@ -111,6 +111,26 @@ std::string case_str(const si::transpose_kernel &k,
     return run_on(k, w, a, src.data(), dst.data(), g);
 }
 
+/// run_on with src and dst against guard pages: src ending right before
+/// one and dst starting right after one, then the other way round.
+::testing::AssertionResult run_guarded(const si::transpose_kernel &k, int w,
+                                       const si::transpose_call_args &a,
+                                       std::mt19937_64 &g) {
+    const size_t sb = src_bytes(a, w), db = dst_bytes(a, w);
+    guarded_mem ms(sb), md(db);
+    if (!ms.ok() || !md.ok())
+        return ::testing::AssertionFailure() << "no guarded memory";
+    for (int place = 0; place < 2; ++place) {
+        uint8_t *s = place ? ms.at_begin() : ms.at_end(sb);
+        uint8_t *d = place ? md.at_end(db) : md.at_begin();
+        auto r = run_on(k, w, a, s, d, g);
+        if (!r)
+            return r << (place ? " (src at begin, dst at end)"
+                               : " (src at end, dst at begin)");
+    }
+    return ::testing::AssertionSuccess();
+}
+
 TEST_P(kernel_transpose, EveryShapeBitExact) {
     auto &g = rng();
     int fails = 0;
@@ -175,20 +195,44 @@ TEST_P(kernel_transpose, GuardPages) {
                     a.cols = c;
                     a.src_ld = static_cast<int64_t>(r * w) + loose * 3 * w;
                     a.dst_ld = static_cast<int64_t>(c * w) + loose * 5 * w;
-                    const size_t sb = src_bytes(a, w), db = dst_bytes(a, w);
-                    guarded_mem ms(sb), md(db);
-                    ASSERT_TRUE(ms.ok() && md.ok());
-                    for (int place = 0; place < 2; ++place) {
-                        uint8_t *s = place ? ms.at_begin() : ms.at_end(sb);
-                        uint8_t *d = place ? md.at_end(db) : md.at_begin();
-                        KT_EXPECT(fails, run_on(*k, w, a, s, d, g),
-                                  case_str(*k, a)
-                                          + (place ? " (src at begin, dst at "
-                                                     "end)"
-                                                   : " (src at end, dst at "
-                                                     "begin)"));
-                    }
+                    KT_EXPECT(fails, run_guarded(*k, w, a, g), case_str(*k, a));
                 }
+    }
+}
+
+TEST_P(kernel_transpose, PackedFewLinesBitExactAgainstGuards) {
+    // A call of a few lines whose block is contiguous on one side: 2 to 8
+    // rows with src lines back to back (src_ld = rows * w), or 2 to 8
+    // columns with dst rows back to back (dst_ld = cols * w), run as
+    // permuted vector blocks (jit_transpose.hpp). Every line count from 1
+    // past the largest, the other extent 1 .. 2 vectors + 3 (whole blocks
+    // and the staged rest), the other side tight, loose or 64-byte
+    // aligned (the nt kernels' aligned stores), both buffers against guard
+    // pages on either side, the regular and the non-temporal kernel.
+    auto &g = rng();
+    int fails = 0;
+    for (const auto &[w, k] : kernels(kisa())) {
+        ASSERT_NE(k, nullptr);
+        const uint64_t v = uint64_t(isa_vlen(kisa()) / w);
+        for (int few_rows = 0; few_rows < 2; ++few_rows)
+            for (uint64_t n = 1; n <= 10; ++n)
+                for (uint64_t m = 1; m <= 2 * v + 3; ++m)
+                    for (int other = 0; other < 3; ++other) {
+                        si::transpose_call_args a {};
+                        a.rows = few_rows ? n : m;
+                        a.cols = few_rows ? m : n;
+                        // The packed side tight, the other tight, loose or
+                        // a multiple of 64 bytes.
+                        const int64_t span = static_cast<int64_t>(
+                                (few_rows ? a.cols : a.rows) * w);
+                        const int64_t o = other == 0   ? span
+                                          : other == 1 ? span + 3 * w
+                                                       : (span + 63) / 64 * 64;
+                        a.src_ld = few_rows ? static_cast<int64_t>(n * w) : o;
+                        a.dst_ld = few_rows ? o : static_cast<int64_t>(n * w);
+                        KT_EXPECT(fails, run_guarded(*k, w, a, g),
+                                  case_str(*k, a));
+                    }
     }
 }
 
