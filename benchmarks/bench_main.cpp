@@ -12,7 +12,7 @@
 //     onednn                         oneDNN 2.6 binary (peer_onednn.cpp)
 //   lat/<type>/n<elems>/t<threads>/<impl>   execute of tiny tensors
 //   compile/<case>/<type>/<impl>/<cold|warm> partition::compile
-//   tr/e<w>/b<blocks>/<impl>                the transposing kernel alone
+//   tr<c>/e<w>/b<blocks>/<impl>             the transposing kernel alone
 //                                            against memcpy (diagnostic,
 //                                            bench_transpose.cpp)
 //

@@ -1,24 +1,27 @@
 // The transposing kernel alone (diagnostic), one thread:
 //
-//   tr/e<w>/b<blocks>/transpose_<isa>   the JIT transpose of `blocks`
-//                                       source blocks, one after the other,
-//                                       into one scratch
-//   tr/e<w>/b<blocks>/memcpy            memcpy of the same blocks into the
-//                                       same scratch
+//   tr<c>/e<w>/b<blocks>/transpose_<isa>   the JIT transpose of `blocks`
+//                                          source blocks, one after the
+//                                          other, into one scratch
+//   tr<c>/e<w>/b<blocks>/memcpy            memcpy of the same blocks into
+//                                          the same scratch
 //
-// Each block is one image of layout case L4 as the tiled path sees it: a
-// channels-last [3136, 64] operand (64 channels of w bytes back to back per
-// pixel) transposed into a [64, 3136] scratch, the way each panel's
-// transpose runs. 1, 16 and 128 blocks put the source in L2, in a large L3
-// or beyond it, whichever those are on the machine measured. GB/s counts
-// the source bytes, so that transpose / memcpy is the ratio of the times:
-// how far the transposing phase of the tiled path is from a plain copy of
-// the same bytes in the same place (docs/performance.md, layouts).
+// Each block is one channels-last image of c channels (c elements of w
+// bytes back to back per pixel) transposed into c rows of its pixels:
+// tr64, an image of layout case L4 ([3136, 64] into [64, 3136], the way
+// each panel's transpose runs), and tr3, one of L16 ([50176, 3] into [3,
+// 50176], the packed path of jit_transpose.hpp). 1, 16 and 128 blocks put the
+// source in L2, in a large L3 or beyond it, whichever those are on the machine
+// measured. GB/s counts the source bytes, so that transpose / memcpy is the
+// ratio of the times: how far the transposing phase of the tiled path is from a
+// plain copy of the same bytes in the same place (docs/performance.md,
+// layouts).
 #include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "bench_harness.hpp"
@@ -30,17 +33,18 @@ namespace sgbench {
 
 namespace {
 
-constexpr int64_t tr_rows = 64, tr_cols = 3136;
-
 struct tr_data {
     int w;
     int blocks;
+    int64_t tr_rows, tr_cols; // channels, pixels
     int64_t block_bytes;
     buffer src, scratch;
 
-    tr_data(int w_, int blocks_)
+    tr_data(int w_, int blocks_, int channels)
         : w(w_)
         , blocks(blocks_)
+        , tr_rows(channels)
+        , tr_cols(channels == 3 ? 224 * 224 : 56 * 56)
         , block_bytes(tr_rows * tr_cols * w_)
         , src(static_cast<size_t>(block_bytes * blocks_))
         , scratch(static_cast<size_t>(block_bytes)) {
@@ -63,19 +67,19 @@ struct tr_data {
     }
 };
 
-tr_data &tr_data_for(int w, int blocks) {
-    static std::map<std::pair<int, int>, std::unique_ptr<tr_data>> cache;
-    std::unique_ptr<tr_data> &d = cache[{ w, blocks }];
+tr_data &tr_data_for(int w, int blocks, int channels) {
+    static std::map<std::tuple<int, int, int>, std::unique_ptr<tr_data>> cache;
+    std::unique_ptr<tr_data> &d = cache[{ w, blocks, channels }];
     if (!d)
-        d = std::make_unique<tr_data>(w, blocks);
+        d = std::make_unique<tr_data>(w, blocks, channels);
     return *d;
 }
 
 enum class tr_impl { jit, copy };
 
-void bm_transpose(benchmark::State &st, int w, int blocks, tr_impl kind,
-                  selgraph::cpu_isa isa) {
-    tr_data &d = tr_data_for(w, blocks);
+void bm_transpose(benchmark::State &st, int w, int blocks, int channels,
+                  tr_impl kind, selgraph::cpu_isa isa) {
+    tr_data &d = tr_data_for(w, blocks, channels);
     std::function<void()> fn;
     if (kind == tr_impl::copy) {
         fn = [&d] {
@@ -120,30 +124,34 @@ void bm_transpose(benchmark::State &st, int w, int blocks, tr_impl kind,
         st.SetLabel(k->name());
     }
     time_loop(st, fn);
-    set_counters(st, d.block_bytes * d.blocks, tr_rows * tr_cols * d.blocks, 1);
+    set_counters(st, d.block_bytes * d.blocks, d.tr_rows * d.tr_cols * d.blocks,
+                 1);
 }
 
 } // namespace
 
 void register_transpose() {
-    for (int w : { 4, 2, 1 })
-        for (int blocks : { 1, 16, 128 }) {
-            const std::string base = "tr/e" + std::to_string(w) + "/b"
-                                     + std::to_string(blocks) + "/";
-            for (auto isa :
-                 { selgraph::cpu_isa::avx512_core, selgraph::cpu_isa::avx2 })
+    for (int c : { 64, 3 })
+        for (int w : { 4, 2, 1 })
+            for (int blocks : { 1, 16, 128 }) {
+                const std::string base = "tr" + std::to_string(c) + "/e"
+                                         + std::to_string(w) + "/b"
+                                         + std::to_string(blocks) + "/";
+                for (auto isa : { selgraph::cpu_isa::avx512_core,
+                                  selgraph::cpu_isa::avx2 })
+                    finish(benchmark::RegisterBenchmark(
+                            (base + "transpose_" + isa_short_name(isa)).c_str(),
+                            [w, blocks, c, isa](benchmark::State &st) {
+                                bm_transpose(st, w, blocks, c, tr_impl::jit,
+                                             isa);
+                            }));
                 finish(benchmark::RegisterBenchmark(
-                        (base + "transpose_" + isa_short_name(isa)).c_str(),
-                        [w, blocks, isa](benchmark::State &st) {
-                            bm_transpose(st, w, blocks, tr_impl::jit, isa);
+                        (base + "memcpy").c_str(),
+                        [w, blocks, c](benchmark::State &st) {
+                            bm_transpose(st, w, blocks, c, tr_impl::copy,
+                                         selgraph::cpu_isa::isa_all);
                         }));
-            finish(benchmark::RegisterBenchmark(
-                    (base + "memcpy").c_str(),
-                    [w, blocks](benchmark::State &st) {
-                        bm_transpose(st, w, blocks, tr_impl::copy,
-                                     selgraph::cpu_isa::isa_all);
-                    }));
-        }
+            }
 }
 
 } // namespace sgbench

@@ -255,27 +255,28 @@ def markdown_layouts(rows):
 
 
 def markdown_transpose(med):
-    """tr/e<w>/b<blocks>/<impl>: the transposing kernel alone against memcpy
-    of the same source blocks into the same scratch (GB/s of source)."""
+    """tr<c>/e<w>/b<blocks>/<impl>: the transposing kernel alone against
+    memcpy of the same source blocks of c channels into the same scratch
+    (GB/s of source)."""
     rows, mb = {}, {}
     for name, b in med.items():
         parts = name.split("/")
-        if len(parts) != 4 or parts[0] != "tr":
+        if len(parts) != 4 or not parts[0].startswith("tr"):
             continue
-        key = (int(parts[1][1:]), int(parts[2][1:]))
+        key = (int(parts[0][2:]), int(parts[1][1:]), int(parts[2][1:]))
         rows.setdefault(key, {})[parts[3]] = gbps(b)
         mb[key] = b["bytes"] / 1e6
     if not rows:
         return None
-    out = ["| element bytes | blocks (MB of source) | AVX-512 GB/s | AVX2 GB/s "
-           "| memcpy GB/s | AVX-512 / memcpy | AVX2 / memcpy |",
-           "|" + "---|" * 7]
-    for (w, n) in sorted(rows, key=lambda k: (-k[0], k[1])):
-        g = rows[(w, n)]
+    out = ["| channels | element bytes | blocks (MB of source) | AVX-512 GB/s "
+           "| AVX2 GB/s | memcpy GB/s | AVX-512 / memcpy | AVX2 / memcpy |",
+           "|" + "---|" * 8]
+    for (c, w, n) in sorted(rows, key=lambda k: (-k[0], -k[1], k[2])):
+        g = rows[(c, w, n)]
         a5, a2, mc = (g.get("transpose_avx512"), g.get("transpose_avx2"),
                       g.get("memcpy"))
         out.append("| " + " | ".join([
-            str(w), f"{n} ({mb[(w, n)]:.1f})", fmt(a5), fmt(a2),
+            str(c), str(w), f"{n} ({mb[(c, w, n)]:.1f})", fmt(a5), fmt(a2),
             fmt(mc), fmt(a5 / mc, "{:.2f}") if a5 and mc else "—",
             fmt(a2 / mc, "{:.2f}") if a2 and mc else "—"]) + " |")
     out.append("")
