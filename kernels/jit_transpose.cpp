@@ -850,7 +850,13 @@ private:
         int reg, lane;
     };
 
+    // The label of a constant with these bytes, emitted once after the
+    // code however many blocks use it (the main loops and the tail emit
+    // the same block).
     Label &constant(std::vector<uint8_t> bytes) {
+        for (size_t i = 0; i < consts_.size(); ++i)
+            if (consts_[i] == bytes)
+                return *const_labels_[i];
         consts_.push_back(std::move(bytes));
         const_labels_.push_back(std::make_unique<Label>());
         return *const_labels_.back();
