@@ -495,6 +495,20 @@ inline nd_spec full_spec(const dims_t &d, int w) {
     return s;
 }
 
+/// Random broadcasts of full_spec's inputs: along each dim, cond is 1 with
+/// odds 1 in `cond_one_in`, and src_0 or src_1 (never both: dst is their
+/// broadcast) each with odds 1 in `src_one_in`.
+inline void random_broadcasts(nd_spec &s, std::mt19937_64 &g,
+                              unsigned cond_one_in, unsigned src_one_in) {
+    for (size_t k = 0; k < s.dst.size(); ++k) {
+        if (g() % cond_one_in == 0)
+            s.in[0][k] = 1;
+        const auto r = g() % src_one_in;
+        if (r < 2)
+            s.in[1 + r][k] = 1;
+    }
+}
+
 /// All four operands of shape `d`, with element strides `st` per operand
 /// (empty: dense row-major).
 inline si::select_nd full_nd(const dims_t &d, const dims_t (&st)[4], int w) {

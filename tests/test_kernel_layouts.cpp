@@ -1225,15 +1225,7 @@ TEST_P(kernel_layouts, RandomPermutedLayouts) {
         std::shuffle(dperm.begin(), dperm.end(), g);
         nd_spec s = full_spec(d, w);
         s.strides[3] = perm_strides(d, dperm, pad());
-        for (size_t k = 0; k < d.size(); ++k) {
-            if (g() % 4 == 0)
-                s.in[0][k] = 1;
-            // At most one source broadcast along a dim (numpy: dst is
-            // their broadcast).
-            const auto r = g() % 6;
-            if (r < 2)
-                s.in[1 + r][k] = 1;
-        }
+        random_broadcasts(s, g, 4, 6);
         for (int op = 0; op < 3; ++op) {
             const auto choice = g() % 3;
             perm_t order = choice == 0 ? dperm : identity(rank);
@@ -1350,13 +1342,7 @@ TEST_P(kernel_layouts, RandomLargeTiledLayouts) {
         std::swap(swapped[static_cast<size_t>(rank - 1)],
                   swapped[static_cast<size_t>(rank - 2)]);
         nd_spec s = full_spec(d, w);
-        for (size_t k = 0; k < d.size(); ++k) {
-            if (g() % 3 == 0)
-                s.in[0][k] = 1;
-            const auto r = g() % 8;
-            if (r < 2)
-                s.in[1 + r][k] = 1;
-        }
+        random_broadcasts(s, g, 3, 8);
         // The odd operand (3: dst), its order and its pitch, in turn.
         const int odd = i % 4;
         perm_t oorder = swapped;
