@@ -27,6 +27,8 @@
 #include "bench_harness.hpp"
 #include "bench_selgraph.hpp"
 #include "kernels/jit_transpose.hpp"
+#include "src/cpu_isa.hpp"
+#include "src/dispatch.hpp"
 #include "kernels/ref_transpose.hpp"
 
 namespace sgbench {
@@ -96,12 +98,18 @@ void bm_transpose(benchmark::State &st, int w, int blocks, int channels,
             return;
         }
         using selgraph::impl::kernel_isa;
+        const kernel_isa kisa = isa == selgraph::cpu_isa::avx512_core
+                                        ? kernel_isa::avx512_core
+                                        : kernel_isa::avx2;
+        // The packed limit the library picks on this CPU.
         const selgraph::impl::transpose_kernel *k =
                 selgraph::impl::get_transpose_kernel(
-                        { isa == selgraph::cpu_isa::avx512_core
-                                  ? kernel_isa::avx512_core
-                                  : kernel_isa::avx2,
-                          static_cast<uint8_t>(w) });
+                        { kisa, static_cast<uint8_t>(w), 0,
+                          static_cast<uint8_t>(
+                                  selgraph::impl::transpose_packed_lines(
+                                          kisa, w, false,
+                                          selgraph::impl::
+                                                  cpu_is_amd_zen4())) });
         // Checked against the reference on the last block before timing.
         const auto bytes = static_cast<size_t>(d.block_bytes);
         buffer want(bytes);

@@ -59,15 +59,15 @@
 // unless the caller fences itself (`fence` = 0).
 //
 // Packed calls (both variants, every element size): a call of a few lines
-// whose block is contiguous on one side, 2 .. 6 rows with the source lines
+// whose block is contiguous on one side, 2 .. P rows with the source lines
 // back to back (src_ld = rows * w: a channels-last block of 3 channels
-// read into an NCHW dst) or 2 .. 6 columns with the dst rows back to back
-// (dst_ld = cols * w), 8 on AVX2 and 5 rows of 1-byte elements on AVX-512,
-// and fewer than a register tile holds. Register tiles would move R of
-// their 16 (or 64 / w) lines. Instead R vectors of the contiguous side hold
-// V = vlen / w columns (rows) of all R lines, and each of the R vectors of
-// the other side is a permutation of them fixed at generation time:
-// vpermi2{w,d} over two source registers at a time, merged under masks
+// read into an NCHW dst) or 2 .. P columns with the dst rows back to back
+// (dst_ld = cols * w), P = transpose_key::packed_lines (at most 8, and
+// fewer than a register tile holds; the dispatcher picks it per CPU). Register
+// tiles would move R of their 16 (or 64 / w) lines. Instead R vectors of the
+// contiguous side hold V = vlen / w columns (rows) of all R lines, and each of
+// the R vectors of the other side is a permutation of them fixed at generation
+// time: vpermi2{w,d} over two source registers at a time, merged under masks
 // (AVX-512, 2 to 8 bytes), vpermd and vpblendd (AVX2, 4 and 8 bytes), or
 // passes of vpermd then a zeroing vpshufb, or-ed together (1-byte
 // elements, and 2-byte ones on AVX2; VBMI is not assumed). The index and
@@ -145,8 +145,8 @@ public:
         , sb_(std::max(kc_, 64 / key.elem_size))
         , kcw_(vlen / key.elem_size)
         , wide_(!nt_ && wide_tiles(isa, key.elem_size))
-        , pk_rows_(std::min(packed_lines(key.elem_size), tr_ - 1))
-        , pk_cols_(std::min(packed_lines(key.elem_size), kc_ - 1)) {
+        , pk_rows_(std::min({ int(key.packed_lines), packed_max, tr_ - 1 }))
+        , pk_cols_(std::min({ int(key.packed_lines), packed_max, kc_ - 1 })) {
         plan_network();
         if (wide_)
             plan_wide();
@@ -191,12 +191,8 @@ private:
     static constexpr int pf_ahead = 32; // columns
     // The most bytes a wide tile's lines may span: half a 32 KiB L1.
     static constexpr int wide_span = 16 * 1024;
+    // The most lines of a packed call (transpose_key::packed_lines).
     static constexpr int packed_max = 8;
-    // The most lines of a packed call: as far as it measured faster than
-    // the register tiles (docs/performance.md, packed transposes).
-    static constexpr int packed_lines(int w) {
-        return is_avx512 ? (w == 1 ? 5 : 6) : packed_max;
-    }
     const Opmask k_rows_ = k1;
     const Opmask k_cols_ = k2;
 
@@ -1349,13 +1345,16 @@ std::shared_ptr<const transpose_kernel> make(const transpose_key &key) {
     return gen;
 }
 
+// transpose_key::packed_lines: 0 .. 8.
+constexpr int packed_slots = 9;
+
 } // namespace
 
 std::shared_ptr<const transpose_kernel>
 create_jit_transpose_kernel(const transpose_key &key) {
     const bool w_ok = key.elem_size == 1 || key.elem_size == 2
                       || key.elem_size == 4 || key.elem_size == 8;
-    if (!w_ok)
+    if (!w_ok || key.packed_lines >= packed_slots)
         fail(status::unimplemented, "Select JIT: no transpose kernel for ",
              transpose_kernel_name(key));
     try {
@@ -1396,12 +1395,17 @@ const transpose_kernel *get_transpose_kernel(const transpose_key &key) {
         return nullptr;
     }
     const int ni = key.nt_stores ? 1 : 0;
-    static std::once_flag once[2][4][2];
-    static std::shared_ptr<const transpose_kernel> table[2][4][2];
-    std::call_once(once[ii][wi][ni], [&] {
-        table[ii][wi][ni] = create_jit_transpose_kernel(key);
+    const int pi = key.packed_lines;
+    if (pi >= packed_slots) {
+        (void)create_jit_transpose_kernel(key); // throws: no such kernel
+        return nullptr;
+    }
+    static std::once_flag once[2][4][2][packed_slots];
+    static std::shared_ptr<const transpose_kernel> table[2][4][2][packed_slots];
+    std::call_once(once[ii][wi][ni][pi], [&] {
+        table[ii][wi][ni][pi] = create_jit_transpose_kernel(key);
     });
-    return table[ii][wi][ni].get();
+    return table[ii][wi][ni][pi].get();
 }
 
 } // namespace impl

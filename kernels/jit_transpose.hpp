@@ -36,9 +36,17 @@ struct transpose_key {
     /// tile is wider) are transposed into a staging block in L1 and streamed
     /// to dst line by line; the rest is stored as by the regular kernel.
     uint8_t nt_stores = 0;
+    /// The most lines (rows or columns) of a call that runs as packed
+    /// blocks (jit_transpose.cpp); fewer than 2: none. At most 8 (more is
+    /// an unsupported key); calls of more lines than a register tile holds
+    /// run register tiles. The dispatcher picks it per CPU
+    /// (transpose_packed_lines, src/dispatch.hpp); any value gives the same
+    /// results.
+    uint8_t packed_lines = 8;
 };
 
-/// "<isa>_tr_e<bytes>[_nt]", for example avx512_core_tr_e4.
+/// "<isa>_tr_e<bytes>[_nt]", for example avx512_core_tr_e4. packed_lines
+/// is a per-CPU tuning, as an unroll would be, and is not named.
 std::string transpose_kernel_name(const transpose_key &k);
 
 using transpose_kernel_fn = void (*)(const transpose_call_args *);

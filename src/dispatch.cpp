@@ -75,6 +75,18 @@ kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
     return isa;
 }
 
+int transpose_packed_lines(kernel_isa isa, int elem_bytes, bool nt, bool zen4) {
+    if (isa != kernel_isa::avx512_core)
+        return 8;
+    if (zen4)
+        return elem_bytes == 1 ? 5 : 6;
+    if (elem_bytes <= 2)
+        return 7;
+    if (nt)
+        return elem_bytes == 4 ? 5 : 2;
+    return 8;
+}
+
 select_plan plan_select(const select_nd &p, size_t working_set) {
     select_plan plan;
     plan.folded = fold_select(p);
@@ -120,13 +132,19 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
     plan.working_set = working_set;
     const nt_policy policy = nt_stores_policy();
     const bool may_stream = tiles_may_stream(f);
+    const bool zen4 = cpu_is_amd_zen4();
+    auto tr_key = [zen4](kernel_isa tisa, int w, bool nt) {
+        return transpose_key {
+            tisa, static_cast<uint8_t>(w), static_cast<uint8_t>(nt ? 1 : 0),
+            static_cast<uint8_t>(transpose_packed_lines(tisa, w, nt, zen4))
+        };
+    };
     for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::transposed) {
             const int w = operand_bytes(i, f.elem_size);
             plan.transpose[i] = get_transpose_kernel(
-                    { transpose_kernel_isa(isa, i, w, may_stream,
-                                           cpu_is_amd_zen4()),
-                      static_cast<uint8_t>(w) });
+                    tr_key(transpose_kernel_isa(isa, i, w, may_stream, zen4), w,
+                           false));
         }
     if (policy == nt_policy::always
         || (policy == nt_policy::auto_
@@ -135,8 +153,8 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
         // scratch, where the row kernel's stores stay in cache: the
         // transpose has the nt variant.
         if (f.mode[op_dst] == inner_mode::transposed) {
-            plan.transpose_dst_nt = get_transpose_kernel(
-                    { isa, static_cast<uint8_t>(f.elem_size), 1 });
+            plan.transpose_dst_nt =
+                    get_transpose_kernel(tr_key(isa, f.elem_size, true));
         } else {
             kernel_key knt = key;
             knt.nt_stores = 1;

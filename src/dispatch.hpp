@@ -123,6 +123,20 @@ bool dst_block_staged(const select_folded &f);
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
                                 bool may_stream, bool zen4);
 
+/// transpose_key::packed_lines for a transposing kernel of `isa` (elements
+/// of `elem_bytes` bytes, non-temporal stores where `nt`): the most lines
+/// its packed blocks ran faster than its register tiles, per CPU
+/// (docs/performance.md, packed transposes). AVX2: 8 (7 columns, the
+/// register tile's limit). AVX-512 on Zen 4 (`zen4`), whose 512-bit
+/// permutes take two passes: 6 (5 of 1-byte elements; 7 and 8 lines ran
+/// 0.42-0.94x the register tiles there). AVX-512 elsewhere (an Intel Xeon,
+/// where a permute is one pass): 7 for 1- and 2-byte elements (8 columns
+/// ran 0.84-0.99x), 8 for 4 and 8 bytes; the non-temporal kernels, which
+/// store dst from the packed blocks a vector per dst row, 5 for 4-byte
+/// and 2 for 8-byte elements (the register tiles' staged lines ran ahead
+/// from 6 and 3 lines on).
+int transpose_packed_lines(kernel_isa isa, int elem_bytes, bool nt, bool zen4);
+
 /// Store kinds an execute may be forced to (tests, benchmark diagnostics).
 enum class store_override { none, regular, nt };
 

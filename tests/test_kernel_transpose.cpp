@@ -204,14 +204,23 @@ TEST_P(kernel_transpose, PackedFewLinesBitExactAgainstGuards) {
     // A call of a few lines whose block is contiguous on one side: 2 to 8
     // rows with src lines back to back (src_ld = rows * w), or 2 to 8
     // columns with dst rows back to back (dst_ld = cols * w), run as
-    // permuted vector blocks (jit_transpose.hpp). Every line count from 1
-    // past the largest, the other extent 1 .. 2 vectors + 3 (whole blocks
-    // and the staged rest), the other side tight, loose or 64-byte
-    // aligned (the nt kernels' aligned stores), both buffers against guard
-    // pages on either side, the regular and the non-temporal kernel.
+    // permuted vector blocks (jit_transpose.hpp), up to the key's
+    // packed_lines. Every line count from 1 past the largest, the other
+    // extent 1 .. 2 vectors + 3 (whole blocks and the staged rest), the
+    // other side tight, loose or 64-byte aligned (the nt kernels' aligned
+    // stores), both buffers against guard pages on either side, the
+    // regular and the non-temporal kernel, with no packed calls (0), the
+    // limits the dispatcher picks on the CPUs measured (5 to 8) and the
+    // largest.
     auto &g = rng();
     int fails = 0;
-    for (const auto &[w, k] : kernels(kisa())) {
+    std::vector<std::pair<int, const si::transpose_kernel *>> ks;
+    for (uint8_t most : { 0, 5, 6, 7, 8 })
+        for (int w : elem_sizes)
+            for (uint8_t nt : { 0, 1 })
+                ks.emplace_back(w, si::get_transpose_kernel(
+                                           { kisa(), uint8_t(w), nt, most }));
+    for (const auto &[w, k] : ks) {
         ASSERT_NE(k, nullptr);
         const uint64_t v = uint64_t(isa_vlen(kisa()) / w);
         for (int few_rows = 0; few_rows < 2; ++few_rows)
@@ -369,6 +378,11 @@ TEST_P(kernel_transpose, OneKernelPerKeyAcrossThreads) {
             const auto own = si::create_jit_transpose_kernel(key);
             EXPECT_NE(own.get(), got[0]);
             EXPECT_EQ(own->name(), got[0]->name());
+            // Another packed limit is another kernel, once per limit.
+            const si::transpose_key k6 { kisa(), uint8_t(w), nt, 6 };
+            const si::transpose_kernel *p6 = si::get_transpose_kernel(k6);
+            EXPECT_NE(p6, got[0]);
+            EXPECT_EQ(p6, si::get_transpose_kernel(k6));
         }
 }
 
@@ -422,6 +436,12 @@ TEST_P(kernel_transpose, UnsupportedElementSizeThrows) {
         const si::transpose_key key { kisa(), uint8_t(w) };
         EXPECT_THROW(si::create_jit_transpose_kernel(key), sg::error) << w;
         EXPECT_THROW(si::get_transpose_kernel(key), sg::error) << w;
+    }
+    // More packed lines than the packed blocks have.
+    for (int most : { 9, 255 }) {
+        const si::transpose_key key { kisa(), 4, 0, uint8_t(most) };
+        EXPECT_THROW(si::create_jit_transpose_kernel(key), sg::error) << most;
+        EXPECT_THROW(si::get_transpose_kernel(key), sg::error) << most;
     }
 }
 
