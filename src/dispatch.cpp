@@ -24,6 +24,59 @@ std::string transposes_str(const select_plan &plan,
     return s;
 }
 
+// "+stage_c[<copy plan's kernels>]" ... for the staged inputs.
+std::string staged_str(const select_plan &plan) {
+    const char *names[op_dst] = { "c", "a", "b" };
+    std::string s;
+    for (const auto &st : plan.staged)
+        s += std::string("+stage_") + names[st.op] + "[" + st.plan->kernel_str()
+             + "]";
+    return s;
+}
+
+// Every operand of the fold a vector, a scalar or transposed: the JIT
+// kernels run it (transposed operands reach the row kernel as vectors of a
+// tile).
+bool fold_jit_able(const select_folded &f) {
+    for (int i = 0; i < n_operands; ++i)
+        if (f.mode[i] == inner_mode::strided)
+            return false;
+    return true;
+}
+
+// Element strides of a tensor of `dims`, dense in the memory order of
+// `order_strides` (outermost first: larger strides; ties keep the logical
+// order, as fold_select orders dims).
+void dense_in_order(int ndims, const int64_t *dims,
+                    const int64_t *order_strides, int64_t *out) {
+    int order[max_ndims];
+    for (int d = 0; d < ndims; ++d)
+        order[d] = d;
+    std::stable_sort(order, order + ndims, [&](int a, int b) {
+        return order_strides[a] > order_strides[b];
+    });
+    int64_t acc = 1;
+    for (int k = ndims - 1; k >= 0; --k) {
+        out[order[k]] = acc;
+        acc *= dims[order[k]];
+    }
+}
+
+// The copy of input `op` of `p` into its staging buffer: a Select of a true
+// 0-D cond, the input as src_0 and a 0-D src_1 over the input's own dims
+// (1 where broadcast), into a dst dense in dst's memory order.
+select_nd staging_copy(const select_nd &p, int op) {
+    select_nd c;
+    c.ndims = p.ndims;
+    c.elem_size = operand_bytes(op, p.elem_size);
+    for (int d = 0; d < p.ndims; ++d) {
+        c.dims[d] = p.strides[op][d] == 0 ? 1 : p.dims[d];
+        c.strides[op_src0][d] = p.strides[op][d];
+    }
+    dense_in_order(p.ndims, c.dims, p.strides[op_dst], c.strides[op_dst]);
+    return c;
+}
+
 } // namespace
 
 std::string select_plan::kernel_str() const {
@@ -34,16 +87,16 @@ std::string select_plan::kernel_str() const {
     s += transposes_str(*this, transpose[op_dst]);
     if (transpose_dst_nt)
         s += "|" + transpose_dst_nt->name();
-    return s;
+    return s + staged_str(*this);
 }
 
 std::string select_plan::kernel_str(const executed &e) const {
     if (!e.kernel)
         return "ref_nd";
     return e.kernel->name()
-           + transposes_str(*this, e.nt && transpose_dst_nt
-                                           ? transpose_dst_nt
-                                           : transpose[op_dst]);
+           + transposes_str(*this, e.nt && transpose_dst_nt ? transpose_dst_nt
+                                                            : transpose[op_dst])
+           + staged_str(*this);
 }
 
 size_t select_touched_bytes(const select_nd &p) {
@@ -87,18 +140,15 @@ int transpose_packed_lines(kernel_isa isa, int elem_bytes, bool nt, bool zen4) {
     return 8;
 }
 
-select_plan plan_select(const select_nd &p, size_t working_set) {
+namespace {
+
+// The plan of `p` as it folds, without staging.
+select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     select_plan plan;
     plan.folded = fold_select(p);
     const select_folded &f = plan.folded;
     const kernel_isa isa = max_kernel_isa();
-    // Transposed operands reach the row kernel as vectors of a tile.
-    const bool jit_able = isa != kernel_isa::ref
-                          && f.mode[op_cond] != inner_mode::strided
-                          && f.mode[op_src0] != inner_mode::strided
-                          && f.mode[op_src1] != inner_mode::strided
-                          && f.mode[op_dst] != inner_mode::strided;
-    if (!jit_able) {
+    if (isa == kernel_isa::ref || !fold_jit_able(f)) {
         plan.cache_hit = true;
         return plan;
     }
@@ -166,6 +216,83 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
     }
     plan.isa = isa;
     plan.cache_hit = hit;
+    return plan;
+}
+
+} // namespace
+
+select_nd staged_problem(const select_nd &p, unsigned mask) {
+    select_nd q = p;
+    for (int i = 0; i < op_dst; ++i) {
+        if (!((mask >> i) & 1))
+            continue;
+        const select_nd c = staging_copy(p, i);
+        for (int d = 0; d < p.ndims; ++d)
+            q.strides[i][d] = p.strides[i][d] == 0 ? 0 : c.strides[op_dst][d];
+    }
+    return q;
+}
+
+unsigned staged_inputs(const select_nd &p) {
+    if (p.nelems() == 0 || fold_jit_able(fold_select(p)))
+        return 0;
+    // Inputs whose copy runs a JIT plan: contiguous along a dim larger
+    // than 1 (the copy's dst is dense, so its fold transposes the input at
+    // most).
+    unsigned stageable = 0;
+    int64_t bytes[op_dst] = {};
+    for (int i = 0; i < op_dst; ++i) {
+        int64_t elems = 1;
+        bool unit = false;
+        for (int d = 0; d < p.ndims; ++d)
+            if (p.strides[i][d] != 0) {
+                elems *= p.dims[d];
+                unit = unit || (p.dims[d] > 1 && p.strides[i][d] == 1);
+            }
+        bytes[i] = elems * operand_bytes(i, p.elem_size);
+        if (unit)
+            stageable |= 1u << i;
+    }
+    unsigned best = 0;
+    int64_t best_bytes = 0;
+    for (unsigned mask = 1; mask < (1u << op_dst); ++mask) {
+        if ((mask & stageable) != mask)
+            continue;
+        int64_t b = 0;
+        for (int i = 0; i < op_dst; ++i)
+            if ((mask >> i) & 1)
+                b += bytes[i];
+        if (best && b >= best_bytes)
+            continue;
+        if (fold_jit_able(fold_select(staged_problem(p, mask)))) {
+            best = mask;
+            best_bytes = b;
+        }
+    }
+    return best;
+}
+
+select_plan plan_select(const select_nd &p, size_t working_set) {
+    select_plan plan = plan_unstaged(p, working_set);
+    if (plan.kernel || max_kernel_isa() == kernel_isa::ref)
+        return plan;
+    const unsigned mask = staged_inputs(p);
+    if (!mask)
+        return plan;
+    plan = plan_unstaged(staged_problem(p, mask), working_set);
+    for (int i = 0; i < op_dst && plan.kernel; ++i) {
+        if (!((mask >> i) & 1))
+            continue;
+        select_plan::staged_input s;
+        s.op = i;
+        s.copy = staging_copy(p, i);
+        s.plan = std::make_shared<const select_plan>(plan_unstaged(s.copy, 0));
+        s.offset = plan.staged_bytes;
+        plan.staged_bytes +=
+                (s.copy.nelems() * s.copy.elem_size + 63) / 64 * 64;
+        plan.cache_hit = plan.cache_hit && s.plan->cache_hit;
+        plan.staged.push_back(std::move(s));
+    }
     return plan;
 }
 

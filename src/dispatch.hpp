@@ -4,6 +4,7 @@
 #define SELGRAPH_SRC_DISPATCH_HPP
 
 #include <memory>
+#include <vector>
 
 #include "kernel_cache.hpp"
 #include "kernels/jit_transpose.hpp"
@@ -39,6 +40,22 @@ struct select_plan {
     /// variant, for large outputs, in place of kernel_nt.
     const transpose_kernel *transpose_dst_nt = nullptr;
 
+    /// Inputs staged: where no fold of the problem runs a JIT kernel
+    /// (inputs in three or more dim orders), the fewest input bytes whose
+    /// copies into dense buffers in dst's memory order let one run
+    /// (plan_select). Each execute first copies them, each by a plan of its
+    /// own (a Select of a true 0-D cond, the input as src_0 and a 0-D
+    /// src_1), into a staging buffer of the calling thread; `folded` and
+    /// the kernels above read the copies.
+    struct staged_input {
+        int op = op_cond; ///< op_cond, op_src0 or op_src1
+        select_nd copy;   ///< the copy's problem; its dst is the buffer
+        std::shared_ptr<const select_plan> plan; ///< the copy's plan
+        int64_t offset = 0; ///< bytes into the staging buffer
+    };
+    std::vector<staged_input> staged;
+    int64_t staged_bytes = 0; ///< the staging buffer's size
+
     /// The plan has a non-temporal way of storing dst.
     bool has_nt() const { return kernel_nt || transpose_dst_nt; }
     size_t working_set = 0; ///< bytes an execute touches
@@ -51,7 +68,9 @@ struct select_plan {
     }
     /// The kernels of the plan: the row kernel and its nt variant joined
     /// by '|', then each transposing kernel ("+c:", "+a:", "+b:", "+d:"),
-    /// dst's nt variant after a '|' (verbose compile lines).
+    /// dst's nt variant after a '|', then each staged input's copy plan
+    /// ("+stage_c[...]", "+stage_a[...]", "+stage_b[...]") (verbose compile
+    /// lines).
     std::string kernel_str() const;
     /// The kernels an execute ran, in the same form with one variant each
     /// (verbose exec lines).
@@ -61,8 +80,20 @@ struct select_plan {
 /// Folds `p`, picks the ISA and the kernel variant. `working_set` is the
 /// bytes the op touches (select_touched_bytes): from nt_candidate_bytes()
 /// on, the plan also carries the non-temporal kernel and a store_tuner
-/// (store_policy.hpp).
+/// (store_policy.hpp). Where no fold of `p` runs a JIT kernel, inputs are
+/// staged (select_plan::staged) where that lets one run.
 select_plan plan_select(const select_nd &p, size_t working_set);
+
+/// The inputs (bit i: operand i) plan_select stages for `p`, 0 for none:
+/// among the inputs contiguous (stride 1) along some dim, the set of the
+/// fewest bytes (then the lowest mask) whose copies, dense in dst's memory
+/// order, make every operand of the fold a vector, a scalar or
+/// transposed; 0 where `p` folds so already, or no set does.
+unsigned staged_inputs(const select_nd &p);
+
+/// `p` with the inputs in `mask` read from their staged copies: dense in
+/// dst's memory order over their own dims (stride 0 kept where broadcast).
+select_nd staged_problem(const select_nd &p, unsigned mask);
 
 /// Bytes one execute of `p` touches: every distinct element of cond, of the
 /// sources and of dst; where cond is constant along the rows (per-row or 0-D

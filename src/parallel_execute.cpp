@@ -744,6 +744,20 @@ store_kind pick_stores(const select_plan &plan, int team, const void *dst,
     return plan.tuner->start(team, ticket);
 }
 
+// The calling thread's staging buffer, at least `bytes` long and 64-byte
+// aligned, kept for its next execute (as the tiles' scratch is).
+char *staging_buffer(int64_t bytes) {
+    thread_local std::unique_ptr<char[]> buf;
+    thread_local int64_t size = 0;
+    if (size < bytes + 64) {
+        buf.reset();
+        buf.reset(new char[static_cast<size_t>(bytes + 64)]);
+        size = bytes + 64;
+    }
+    const auto p = reinterpret_cast<uintptr_t>(buf.get());
+    return buf.get() + ((64 - p % 64) % 64);
+}
+
 } // namespace
 
 executed execute_plan(const select_plan &plan, const select_nd &p,
@@ -756,6 +770,23 @@ executed execute_plan(const select_plan &plan, const select_nd &p,
     if (!plan.kernel) {
         ref_select(p, cond, src0, src1, dst, nthreads);
         return {};
+    }
+    if (!plan.staged.empty()) {
+        // The staged inputs first, each copied by its own plan (a true 0-D
+        // cond picks its src_0, the input; its 0-D src_1 reads the input's
+        // first element, never used), then read from the copies.
+        static const uint8_t true_cond = 1;
+        char *const buf = staging_buffer(plan.staged_bytes);
+        const void *in[op_dst] = { cond, src0, src1 };
+        for (const auto &st : plan.staged) {
+            char *const to = buf + st.offset;
+            (void)execute_plan(*st.plan, st.copy, &true_cond, in[st.op],
+                               in[st.op], to, nthreads);
+            in[st.op] = to;
+        }
+        cond = in[op_cond];
+        src0 = in[op_src0];
+        src1 = in[op_src1];
     }
     const int nthr = plan_threads(plan, nthreads);
     int ticket = -1;

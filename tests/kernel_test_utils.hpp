@@ -624,6 +624,9 @@ struct fold_model {
     bool jit = true; ///< a JIT kernel runs it
     int inner = -1;  ///< the unfolded dim that is the row
     bool dst_transposed = false;
+    /// Inputs staged first (bit i: operand i), copied dense in dst's
+    /// memory order; the rest of the model is the staged problem's.
+    unsigned staged = 0;
     /// Bytes per element through a transpose from memory (an input
     /// broadcast along every outer dim and small enough counts for none).
     int64_t cost = 0;
@@ -683,7 +686,7 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
     return m;
 }
 
-inline fold_model expected_fold(const si::select_nd &p) {
+inline fold_model expected_fold_unstaged(const si::select_nd &p) {
     auto order_of = [&](int op) {
         std::vector<int> o;
         for (int d = 0; d < p.ndims; ++d)
@@ -707,6 +710,70 @@ inline fold_model expected_fold(const si::select_nd &p) {
         const fold_model m = model_fold_in_order(p, i);
         if (m.jit && (!best.jit || m.cost < best.cost))
             best = m;
+    }
+    return best;
+}
+
+/// `p` with the inputs in `mask` read from copies dense in dst's memory
+/// order: over each input's own dims (1 where it is broadcast), the dims
+/// ordered by dst's strides (ties: the logical order), the last fastest.
+inline si::select_nd staged_model_problem(const si::select_nd &p,
+                                          unsigned mask) {
+    std::vector<int> order(static_cast<size_t>(p.ndims));
+    for (int d = 0; d < p.ndims; ++d)
+        order[static_cast<size_t>(d)] = d;
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        return p.strides[si::op_dst][a] > p.strides[si::op_dst][b];
+    });
+    si::select_nd q = p;
+    for (int i = 0; i < 3; ++i) {
+        if (!((mask >> i) & 1))
+            continue;
+        int64_t acc = 1;
+        for (size_t k = order.size(); k-- > 0;) {
+            const int d = order[k];
+            q.strides[i][d] = p.strides[i][d] == 0 ? 0 : acc;
+            acc *= p.strides[i][d] == 0 ? 1 : p.dims[d];
+        }
+    }
+    return q;
+}
+
+/// The fold expected for `p`: as it folds where a JIT kernel runs that;
+/// else with inputs staged (dispatch.hpp, staged_inputs): among the inputs
+/// with a stride-1 dim larger than 1, the set of the fewest bytes (then
+/// the lowest mask) whose staging makes the problem JIT-able.
+inline fold_model expected_fold(const si::select_nd &p) {
+    fold_model best = expected_fold_unstaged(p);
+    if (best.jit || p.nelems() == 0)
+        return best;
+    int64_t bytes[3] = {};
+    unsigned stageable = 0;
+    for (int i = 0; i < 3; ++i) {
+        int64_t elems = 1;
+        for (int d = 0; d < p.ndims; ++d) {
+            if (p.strides[i][d] != 0)
+                elems *= p.dims[d];
+            if (p.dims[d] > 1 && p.strides[i][d] == 1)
+                stageable |= 1u << i;
+        }
+        bytes[i] = elems * (i == si::op_cond ? 1 : p.elem_size);
+    }
+    int64_t best_bytes = -1;
+    for (unsigned mask = 1; mask < 8; ++mask) {
+        if ((mask & stageable) != mask)
+            continue;
+        int64_t b = 0;
+        for (int i = 0; i < 3; ++i)
+            b += (mask >> i) & 1 ? bytes[i] : 0;
+        if (best_bytes >= 0 && b >= best_bytes)
+            continue;
+        fold_model m = expected_fold_unstaged(staged_model_problem(p, mask));
+        if (m.jit) {
+            m.staged = mask;
+            best = m;
+            best_bytes = b;
+        }
     }
     return best;
 }
@@ -831,6 +898,13 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
                        << dst_tr << " but transpose_dst_nt is "
                        << (plan.transpose_dst_nt ? plan.transpose_dst_nt->name()
                                                  : "null");
+            unsigned staged = 0;
+            for (const auto &st : plan.staged)
+                staged |= 1u << st.op;
+            if (staged != expected_fold(p).staged)
+                return ::testing::AssertionFailure()
+                       << "staged inputs " << staged << ", expected "
+                       << expected_fold(p).staged << ": " << plan.kernel_str();
             if (plan.kernel->key() != expected_key(p, isa, false))
                 return ::testing::AssertionFailure()
                        << "kernel " << plan.kernel->name() << ", expected "

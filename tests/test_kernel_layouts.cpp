@@ -1414,9 +1414,9 @@ TEST_P(kernel_layouts, RandomLargeTiledLayouts) {
 }
 
 TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
-    // The layouts the tiles do not take: an input strided along dst's row
-    // with no stride-1 dim, a dst contiguous along no dim, two inputs
-    // contiguous along different dims. They must run the reference kernel
+    // The layouts the tiles do not take, staged inputs or not: an input
+    // strided along dst's row with no stride-1 dim, a dst contiguous along
+    // no dim. They must run the reference kernel
     // (checked by run_plan_case through expect_jit_able, and here
     // directly), and run it right.
     auto &g = rng();
@@ -1437,9 +1437,11 @@ TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
                   { {}, { 2, 10 }, {}, {} } },
                 { "dst_every_other", { 5, n }, { {}, {}, {}, { 2 * n, 2 } } },
                 { "dst_column_step2", { 5, n }, { {}, {}, {}, { 2, 10 } } },
-                { "cond_and_src0_contiguous_along_different_dims",
+                // Staging cond (it has a stride-1 dim) leaves src_0, which
+                // has none, strided along the row.
+                { "cond_another_order_src0_no_unit_stride",
                   { 4, 6, n },
-                  { { 1, 4, 24 }, { 6 * n, 1, 6 }, {}, {} } },
+                  { { 1, 4, 24 }, { 12 * n, 2 * n, 2 }, {}, {} } },
             };
             for (const auto &rc : cases) {
                 const si::select_nd p = full_nd(rc.d, rc.st, w);
@@ -1451,6 +1453,91 @@ TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
                           std::string(rc.name) + " " + nd_str(p));
             }
         }
+}
+
+TEST_P(kernel_layouts, StagedInputsBitExact) {
+    // Inputs in three or four dim orders, which no fold runs: the inputs
+    // of the fewest bytes are copied dense in dst's order first
+    // (dispatch.hpp, staged_inputs), then the plan runs as for two
+    // orders. run_plan_case checks the staged set against the model, the
+    // kernels, and dst bit for bit against the reference, at 1 to 3
+    // threads, with and without non-temporal stores.
+    if (!jit())
+        GTEST_SKIP() << "no staging without a JIT ISA";
+    auto &g = rng();
+    int fails = 0;
+    int staged_cases = 0;
+    for (int w : { 4, 2, 1, 8 })
+        for (int64_t n : { 16, 17, 33 }) {
+            struct staged_case {
+                const char *name;
+                dims_t d;
+                perm_t order[4]; // empty: row-major
+                dims_t bc[3];    // input shapes; empty: d
+            };
+            const staged_case cases[] = {
+                // cond one way, src_0 another, dst and src_1 row-major.
+                { "rank3_cond_and_src0_orders",
+                  { 4, 6, n },
+                  { { 2, 1, 0 }, { 0, 2, 1 }, {}, {} },
+                  {} },
+                // The survey's s8 case: src_1 0-D.
+                { "rank4_cond_src0_dst_orders_src1_0d",
+                  { 3, 5, 7, n },
+                  { { 2, 3, 1, 0 }, { 0, 3, 2, 1 }, {}, {} },
+                  { {}, {}, { 1 } } },
+                // Four orders: two inputs staged.
+                { "rank4_four_orders",
+                  { 3, 5, n, 6 },
+                  { { 3, 2, 1, 0 }, { 1, 3, 0, 2 }, { 2, 0, 3, 1 }, {} },
+                  {} },
+                // A staged input broadcast along a dim keeps it.
+                { "rank4_broadcast_input_staged",
+                  { 2, 5, 7, n },
+                  { { 0, 2, 3, 1 }, { 3, 0, 1, 2 }, {}, {} },
+                  { { 1, 5, 7, n }, {}, {} } },
+                // dst in its own order too.
+                { "rank3_dst_order_inputs_two_more",
+                  { 5, n, 7 },
+                  { { 1, 0, 2 }, { 2, 1, 0 }, {}, { 0, 2, 1 } },
+                  {} },
+            };
+            for (const auto &sc : cases) {
+                nd_spec s = full_spec(sc.d, w);
+                for (int op = 0; op < 3; ++op)
+                    if (!sc.bc[op].empty())
+                        s.in[op] = sc.bc[op];
+                for (int op = 0; op < 4; ++op) {
+                    const dims_t &od = op < 3 ? s.in[op] : s.dst;
+                    const int r = static_cast<int>(od.size());
+                    if (!sc.order[op].empty() && r == int(sc.d.size()))
+                        s.strides[op] = perm_strides(od, sc.order[op]);
+                }
+                const si::select_nd p = make_nd(s);
+                const std::string desc = std::string(sc.name) + " " + nd_str(p);
+                // Staged, not folded as it stands.
+                KT_EXPECT(fails,
+                          ::testing::AssertionResult(
+                                  !expected_fold_unstaged(p).jit
+                                  && expected_fold(p).staged != 0)
+                                  << "the case does not need staging",
+                          desc);
+                const si::select_plan plan = si::plan_select(p, 0);
+                KT_EXPECT(fails,
+                          ::testing::AssertionResult(!plan.staged.empty())
+                                  << plan.kernel_str(),
+                          "staged: " + desc);
+                staged_cases += !plan.staged.empty();
+                for (int t = 1; t <= 3; ++t) {
+                    plan_run_opts o;
+                    o.nthreads = t;
+                    o.working_set = t == 2 ? si::nt_candidate_bytes() : 0;
+                    KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                              desc + " nthreads " + std::to_string(t));
+                }
+            }
+        }
+    EXPECT_EQ(staged_cases, 4 * 3 * 5);
 }
 
 SELGRAPH_INSTANTIATE_PER_ISA(kernel_layouts);

@@ -130,6 +130,42 @@ TEST_P(kernel_layouts_guard, ChannelsLastAgainstGuards) {
     }
 }
 
+TEST_P(kernel_layouts_guard, StagedInputsAgainstGuards) {
+    // Inputs in three dim orders (cond NHWC-like, src_0 with its last two
+    // dims swapped, src_1 and dst NCHW): cond is staged, copied by its
+    // own plan from the guarded tensor into the staging buffer. Every user
+    // tensor against a guard page on either side, C and W around the tile
+    // sizes.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 4, 2, 1 }) {
+        guard_set gs(static_cast<size_t>(2 * 65 * 3 * 65 * w));
+        ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+        for (int64_t c : { 1, 3, 16, 17, 33, 65 })
+            for (int64_t wd : { 2, 15, 16, 17, 65 }) {
+                const dims_t d = { 2, c, 3, wd };
+                gs.fill(g, static_cast<size_t>(2 * c * 3 * wd * w));
+                nd_spec s = full_spec(d, w);
+                s.strides[0] = { c * 3 * wd, 1, wd * c, c };
+                s.strides[1] = { c * 3 * wd, 3 * wd, 1, 3 };
+                const si::select_nd p = make_nd(s);
+                const si::select_plan plan = si::plan_select(
+                        p, c % 2 ? si::nt_candidate_bytes() : 0);
+                const std::string desc = nd_str(p) + " " + plan.kernel_str();
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                if (jit() && c > 1)
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(
+                                      plan.staged.size() == 1
+                                      && plan.staged[0].op == si::op_cond),
+                              "cond staged: " + desc);
+                for (bool at_end : { true, false })
+                    KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, 2),
+                              desc + (at_end ? " at end" : " at begin"));
+            }
+    }
+}
+
 TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
     // Rows too long for a whole-width panel of min_rows rows in 1 MiB
     // (src/parallel_execute.cpp): first rows for which fewer fit, where
