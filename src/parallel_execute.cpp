@@ -126,6 +126,22 @@ void copy_block(char *dst, const char *src, int64_t n, bool nt) {
     std::memcpy(dst + i, src + i, static_cast<size_t>(n - i));
 }
 
+// This thread's buffer of kind `Tag`, at least `bytes` long and 64-byte
+// aligned, kept for its next execute (one per kind: the tiles' scratch, the
+// staged inputs).
+template <typename Tag>
+char *thread_buffer(int64_t bytes) {
+    thread_local std::unique_ptr<char[]> buf;
+    thread_local int64_t size = 0;
+    if (size < bytes + 64) {
+        buf.reset();
+        buf.reset(new char[static_cast<size_t>(bytes + 64)]);
+        size = bytes + 64;
+    }
+    const auto p = reinterpret_cast<uintptr_t>(buf.get());
+    return buf.get() + ((64 - p % 64) % 64);
+}
+
 // Tiles of a plan with transposed operands (f.tdim == f.ndims - 2).
 struct tiled_runner {
     const select_folded &f;
@@ -240,14 +256,7 @@ struct tiled_runner {
 
     // This thread's scratch, kept for the next execute.
     char *thread_scratch() const {
-        thread_local std::unique_ptr<char[]> buf;
-        thread_local int64_t size = 0;
-        if (size < scratch + 64) {
-            buf.reset(new char[static_cast<size_t>(scratch + 64)]);
-            size = scratch + 64;
-        }
-        const auto p = reinterpret_cast<uintptr_t>(buf.get());
-        return buf.get() + ((64 - p % 64) % 64);
+        return thread_buffer<struct tile_scratch_tag>(scratch);
     }
 
     // Tile `it`, in (outer, row block, column block) order: its rows and
@@ -744,20 +753,6 @@ store_kind pick_stores(const select_plan &plan, int team, const void *dst,
     return plan.tuner->start(team, ticket);
 }
 
-// The calling thread's staging buffer, at least `bytes` long and 64-byte
-// aligned, kept for its next execute (as the tiles' scratch is).
-char *staging_buffer(int64_t bytes) {
-    thread_local std::unique_ptr<char[]> buf;
-    thread_local int64_t size = 0;
-    if (size < bytes + 64) {
-        buf.reset();
-        buf.reset(new char[static_cast<size_t>(bytes + 64)]);
-        size = bytes + 64;
-    }
-    const auto p = reinterpret_cast<uintptr_t>(buf.get());
-    return buf.get() + ((64 - p % 64) % 64);
-}
-
 } // namespace
 
 executed execute_plan(const select_plan &plan, const select_nd &p,
@@ -776,7 +771,8 @@ executed execute_plan(const select_plan &plan, const select_nd &p,
         // cond picks its src_0, the input; its 0-D src_1 reads the input's
         // first element, never used), then read from the copies.
         static const uint8_t true_cond = 1;
-        char *const buf = staging_buffer(plan.staged_bytes);
+        char *const buf =
+                thread_buffer<struct staged_inputs_tag>(plan.staged_bytes);
         const void *in[op_dst] = { cond, src0, src1 };
         for (const auto &st : plan.staged) {
             char *const to = buf + st.offset;

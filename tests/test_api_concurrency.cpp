@@ -1,5 +1,6 @@
 // One compiled_partition executed from several std::threads at once, and
 // partitions compiled concurrently.
+#include <array>
 #include <atomic>
 #include <thread>
 
@@ -7,6 +8,26 @@
 
 using namespace sgt;
 using selgraph::tensor;
+
+namespace {
+
+// One execute of `cp` over the buffers `p` (cond, src_0, src_1, dst) laid
+// out as `l`; false where it threw.
+bool try_execute(const selgraph::compiled_partition &cp, selgraph::stream &s,
+                 const std::array<lt, 4> &l, const std::array<void *, 4> &p) {
+    try {
+        cp.execute(s,
+                   { tensor(l[0], cpu_engine(), p[0]),
+                     tensor(l[1], cpu_engine(), p[1]),
+                     tensor(l[2], cpu_engine(), p[2]) },
+                   { tensor(l[3], cpu_engine(), p[3]) });
+    } catch (...) {
+        return false;
+    }
+    return true;
+}
+
+} // namespace
 
 TEST(ApiConcurrency, OneCompiledPartitionManyThreads) {
     const dims cd { 1, 515 }, ad { 64, 515 }, bd { 64, 1 }, d { 64, 515 };
@@ -43,13 +64,9 @@ TEST(ApiConcurrency, OneCompiledPartitionManyThreads) {
                 buffer out(nbytes);
                 for (int it = 0; it < n_iter; ++it) {
                     out.fill(static_cast<uint8_t>(th * 16 + it));
-                    try {
-                        cp.execute(s,
-                                   { tensor(lc, cpu_engine(), c.data()),
-                                     tensor(la, cpu_engine(), a.data()),
-                                     tensor(lb, cpu_engine(), b.data()) },
-                                   { tensor(ld, cpu_engine(), out.data()) });
-                    } catch (...) {
+                    if (!try_execute(
+                                cp, s, { lc, la, lb, ld },
+                                { c.data(), a.data(), b.data(), out.data() })) {
                         ++errors;
                         continue;
                     }
@@ -170,13 +187,9 @@ TEST(ApiConcurrency, StagedInputsManyThreads) {
                 selgraph::stream s(cpu_engine());
                 for (int it = 0; it < n_iter; ++it) {
                     out.fill(static_cast<uint8_t>(th * 16 + it));
-                    try {
-                        cp.execute(s,
-                                   { tensor(lc, cpu_engine(), c.data()),
-                                     tensor(la, cpu_engine(), a.data()),
-                                     tensor(lb, cpu_engine(), b.data()) },
-                                   { tensor(ld, cpu_engine(), out.data()) });
-                    } catch (...) {
+                    if (!try_execute(
+                                cp, s, { lc, la, lb, ld },
+                                { c.data(), a.data(), b.data(), out.data() })) {
                         ++errors;
                         continue;
                     }
