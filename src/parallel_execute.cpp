@@ -181,6 +181,15 @@ struct tiled_runner {
     const transpose_kernel *stage_tr = nullptr;
     bool stage_nt = false;
     int64_t stage_off = 0;
+    // A transposed dst: the next tile's input blocks, where each is one
+    // contiguous block and all together fit pf_budget, are prefetched (into
+    // L2) over this tile's dst transposes, one input per band of the
+    // transpose. On the Intel guest with a per-core bandwidth cap, L15 bf16
+    // ran 1.05-1.09x, L16 1.02-1.05x, the other transposed-dst cases
+    // unchanged; blocks of 1 MB each (L12's, L13's panels) without the
+    // budget ran 0.72-0.77x (docs/performance.md).
+    bool pf_inputs = false;
+    static constexpr int64_t pf_budget = 256 * 1024;
 
     // `atr`: each transposed operand's kernel (for dst, the one the store
     // kind picked); `dst_regular`: dst's regular transposing kernel, and
@@ -224,6 +233,7 @@ struct tiled_runner {
             stage_off = scratch;
             scratch += tile_rows * tile_cols * esize[op_dst] + 64;
         }
+        pf_inputs = tr[op_dst] != nullptr;
         n_rb = (rows + tile_rows - 1) / tile_rows;
         n_cb = (inner + tile_cols - 1) / tile_cols;
         for (int d = 0; d + 2 < nd; ++d)
@@ -305,6 +315,23 @@ struct tiled_runner {
                         next[i] = base[i] + tn.off[i];
                         next_bytes[i] = tn.nc * stride[i][f.ndims - 1];
                     }
+            } else if (pf_inputs && it + 1 < i1) {
+                // A transposed dst: the next tile's block of each input
+                // that is one contiguous block (whole rows back to back),
+                // prefetched over this tile's dst transposes.
+                const tile tn = tile_at(it + 1);
+                const int nd = f.ndims;
+                int64_t sum = 0;
+                for (int i = 0; i < op_dst; ++i)
+                    if (!tr[i] && stride[i][nd - 1] == esize[i]
+                        && stride[i][nd - 2] == tn.nc * esize[i]) {
+                        next[i] = base[i] + tn.off[i];
+                        next_bytes[i] = tn.nr * stride[i][nd - 2];
+                        sum += next_bytes[i];
+                    }
+                if (sum > pf_budget)
+                    for (int i = 0; i < op_dst; ++i)
+                        next[i] = nullptr;
             }
             const int64_t n_strips = (tl.nr + strip - 1) / strip;
             for (int64_t s = 0; s < n_strips; ++s)
@@ -430,11 +457,34 @@ struct tiled_runner {
             t.dst_ld = stride[op_dst][in];
             t.pf_cols = 0; // the scratch: no prefetch
             t.fence = 0;
-            const int64_t band = dst_band > 0 ? dst_band : nc;
+            // This strip's share of each prefetched input block, one
+            // input per band of the transpose.
+            const char *pf[op_dst] = {};
+            int64_t pf_bytes[op_dst] = {};
+            int n_pf = 0;
+            for (int i = 0; i < op_dst; ++i)
+                if (next[i] && !tr[i]) {
+                    const int64_t lines = (next_bytes[i] + 63) / 64;
+                    const int64_t b0 =
+                            std::min(lines * s / n_strips * 64, next_bytes[i]);
+                    const int64_t b1 = std::min(lines * (s + 1) / n_strips * 64,
+                                                next_bytes[i]);
+                    pf[n_pf] = next[i] + b0;
+                    pf_bytes[n_pf++] = b1 - b0;
+                }
+            int64_t band = dst_band > 0 ? dst_band : nc;
+            if (n_pf > 1)
+                band = std::min(band, std::max<int64_t>(16, (nc / n_pf + 15)
+                                                                    / 16 * 16));
+            int k = 0;
             for (int64_t b0 = 0; b0 < nc; b0 += band) {
                 t.src = sp + b0 * esize[op_dst];
                 t.dst = d0 + b0 * stride[op_dst][in];
                 t.rows = static_cast<uint64_t>(std::min(band, nc - b0));
+                t.pf_next = k < n_pf ? pf[k] : nullptr;
+                t.pf_next_bytes =
+                        k < n_pf ? static_cast<uint64_t>(pf_bytes[k]) : 0;
+                ++k;
                 dtr->fn()(&t);
             }
             if (stage && r0 + nr == tl.nr)
