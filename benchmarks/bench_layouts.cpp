@@ -1,11 +1,12 @@
-// Layout cases L1..L16: Select with operands in channels-last, permuted or
+// Layout cases L1..L17: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
 // transposed; L15: the same shapes with every input full, so that dst is
 // the transposed operand, in lines of 788 or 394 bytes; L16: three-channel
 // images, channels-last inputs with a per-channel cond and an NCHW dst, so
-// that the tiles' rows are 3 elements), each measured in
+// that the tiles' rows are 3 elements; L17: three dim orders, so that cond
+// is staged and src_0 then transposed), each measured in
 // the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -160,6 +161,10 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           { {}, nhwc, nhwc, {} },
           false,
           op_dst },
+        { "L17",
+          "cond NHWC, src_0 H and W swapped, src_1 and dst NCHW",
+          { act, act, act, act },
+          { nhwc, { 0, 1, 3, 2 }, {}, {} } },
     };
 }
 
