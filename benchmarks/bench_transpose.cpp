@@ -27,7 +27,6 @@
 #include "bench_harness.hpp"
 #include "bench_selgraph.hpp"
 #include "kernels/jit_transpose.hpp"
-#include "src/cpu_isa.hpp"
 #include "src/dispatch.hpp"
 #include "kernels/ref_transpose.hpp"
 
@@ -101,15 +100,10 @@ void bm_transpose(benchmark::State &st, int w, int blocks, int channels,
         const kernel_isa kisa = isa == selgraph::cpu_isa::avx512_core
                                         ? kernel_isa::avx512_core
                                         : kernel_isa::avx2;
-        // The packed limit the library picks on this CPU.
+        // The key (packed limit included) the library uses on this CPU.
         const selgraph::impl::transpose_kernel *k =
                 selgraph::impl::get_transpose_kernel(
-                        { kisa, static_cast<uint8_t>(w), 0,
-                          static_cast<uint8_t>(
-                                  selgraph::impl::transpose_packed_lines(
-                                          kisa, w, false,
-                                          selgraph::impl::
-                                                  cpu_is_amd_zen4())) });
+                        selgraph::impl::tuned_transpose_key(kisa, w, false));
         // Checked against the reference on the last block before timing.
         const auto bytes = static_cast<size_t>(d.block_bytes);
         buffer want(bytes);

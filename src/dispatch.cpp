@@ -140,6 +140,13 @@ int transpose_packed_lines(kernel_isa isa, int elem_bytes, bool nt, bool zen4) {
     return 8;
 }
 
+transpose_key tuned_transpose_key(kernel_isa isa, int elem_bytes, bool nt) {
+    return { isa, static_cast<uint8_t>(elem_bytes),
+             static_cast<uint8_t>(nt ? 1 : 0),
+             static_cast<uint8_t>(transpose_packed_lines(isa, elem_bytes, nt,
+                                                         cpu_is_amd_zen4())) };
+}
+
 namespace {
 
 // The plan of `p` as it folds, without staging.
@@ -183,18 +190,12 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     const nt_policy policy = nt_stores_policy();
     const bool may_stream = tiles_may_stream(f);
     const bool zen4 = cpu_is_amd_zen4();
-    auto tr_key = [zen4](kernel_isa tisa, int w, bool nt) {
-        return transpose_key {
-            tisa, static_cast<uint8_t>(w), static_cast<uint8_t>(nt ? 1 : 0),
-            static_cast<uint8_t>(transpose_packed_lines(tisa, w, nt, zen4))
-        };
-    };
     for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::transposed) {
             const int w = operand_bytes(i, f.elem_size);
-            plan.transpose[i] = get_transpose_kernel(
-                    tr_key(transpose_kernel_isa(isa, i, w, may_stream, zen4), w,
-                           false));
+            plan.transpose[i] = get_transpose_kernel(tuned_transpose_key(
+                    transpose_kernel_isa(isa, i, w, may_stream, zen4), w,
+                    false));
         }
     if (policy == nt_policy::always
         || (policy == nt_policy::auto_
@@ -203,8 +204,8 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         // scratch, where the row kernel's stores stay in cache: the
         // transpose has the nt variant.
         if (f.mode[op_dst] == inner_mode::transposed) {
-            plan.transpose_dst_nt =
-                    get_transpose_kernel(tr_key(isa, f.elem_size, true));
+            plan.transpose_dst_nt = get_transpose_kernel(
+                    tuned_transpose_key(isa, f.elem_size, true));
         } else {
             kernel_key knt = key;
             knt.nt_stores = 1;
@@ -219,8 +220,8 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     return plan;
 }
 
-} // namespace
-
+// `p` with the inputs in `mask` read from their staged copies: dense in
+// dst's memory order over their own dims (stride 0 kept where broadcast).
 select_nd staged_problem(const select_nd &p, unsigned mask) {
     select_nd q = p;
     for (int i = 0; i < op_dst; ++i) {
@@ -233,9 +234,12 @@ select_nd staged_problem(const select_nd &p, unsigned mask) {
     return q;
 }
 
+// The inputs (bit i: operand i) to stage for a non-empty `p` that does not
+// fold JIT-able as it is, 0 for none: among the inputs contiguous (stride
+// 1) along some dim, the set of the fewest bytes (then the lowest mask)
+// whose copies, dense in dst's memory order, make every operand of the
+// fold a vector, a scalar or transposed.
 unsigned staged_inputs(const select_nd &p) {
-    if (p.nelems() == 0 || fold_jit_able(fold_select(p)))
-        return 0;
     // Inputs whose copy runs a JIT plan: contiguous along a dim larger
     // than 1 (the copy's dst is dense, so its fold transposes the input at
     // most).
@@ -272,9 +276,12 @@ unsigned staged_inputs(const select_nd &p) {
     return best;
 }
 
+} // namespace
+
 select_plan plan_select(const select_nd &p, size_t working_set) {
     select_plan plan = plan_unstaged(p, working_set);
-    if (plan.kernel || max_kernel_isa() == kernel_isa::ref)
+    // A kernel, the reference cap or nothing to do: no staging.
+    if (plan.kernel || max_kernel_isa() == kernel_isa::ref || p.nelems() == 0)
         return plan;
     const unsigned mask = staged_inputs(p);
     if (!mask)

@@ -84,17 +84,6 @@ struct select_plan {
 /// staged (select_plan::staged) where that lets one run.
 select_plan plan_select(const select_nd &p, size_t working_set);
 
-/// The inputs (bit i: operand i) plan_select stages for `p`, 0 for none:
-/// among the inputs contiguous (stride 1) along some dim, the set of the
-/// fewest bytes (then the lowest mask) whose copies, dense in dst's memory
-/// order, make every operand of the fold a vector, a scalar or
-/// transposed; 0 where `p` folds so already, or no set does.
-unsigned staged_inputs(const select_nd &p);
-
-/// `p` with the inputs in `mask` read from their staged copies: dense in
-/// dst's memory order over their own dims (stride 0 kept where broadcast).
-select_nd staged_problem(const select_nd &p, unsigned mask);
-
 /// Bytes one execute of `p` touches: every distinct element of cond, of the
 /// sources and of dst; where cond is constant along the rows (per-row or 0-D
 /// cond) a row reads one source only, and the larger source is counted.
@@ -167,6 +156,10 @@ kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
 /// and 2 for 8-byte elements (the register tiles' staged lines ran ahead
 /// from 6 and 3 lines on).
 int transpose_packed_lines(kernel_isa isa, int elem_bytes, bool nt, bool zen4);
+
+/// The key of the transposing kernel plan_select uses on this CPU for
+/// elements of `elem_bytes` bytes on `isa`, non-temporal where `nt`.
+transpose_key tuned_transpose_key(kernel_isa isa, int elem_bytes, bool nt);
 
 /// Store kinds an execute may be forced to (tests, benchmark diagnostics).
 enum class store_override { none, regular, nt };

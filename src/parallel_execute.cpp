@@ -233,7 +233,15 @@ struct tiled_runner {
             stage_off = scratch;
             scratch += tile_rows * tile_cols * esize[op_dst] + 64;
         }
-        pf_inputs = tr[op_dst] != nullptr;
+        // Decided once: only where a whole tile's input blocks fit.
+        if (tr[op_dst]) {
+            int64_t sum = 0;
+            for (int i = 0; i < op_dst; ++i)
+                if (!tr[i] && stride[i][nd - 1] == esize[i]
+                    && stride[i][nd - 2] == tile_cols * esize[i])
+                    sum += tile_rows * stride[i][nd - 2];
+            pf_inputs = sum > 0 && sum <= pf_budget;
+        }
         n_rb = (rows + tile_rows - 1) / tile_rows;
         n_cb = (inner + tile_cols - 1) / tile_cols;
         for (int d = 0; d + 2 < nd; ++d)

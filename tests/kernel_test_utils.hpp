@@ -740,7 +740,7 @@ inline si::select_nd staged_model_problem(const si::select_nd &p,
 }
 
 /// The fold expected for `p`: as it folds where a JIT kernel runs that;
-/// else with inputs staged (dispatch.hpp, staged_inputs): among the inputs
+/// else with inputs staged (src/dispatch.cpp, staged_inputs): among the inputs
 /// with a stride-1 dim larger than 1, the set of the fewest bytes (then
 /// the lowest mask) whose staging makes the problem JIT-able.
 inline fold_model expected_fold(const si::select_nd &p) {

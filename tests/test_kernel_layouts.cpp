@@ -1458,7 +1458,7 @@ TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
 TEST_P(kernel_layouts, StagedInputsBitExact) {
     // Inputs in three or four dim orders, which no fold runs: the inputs
     // of the fewest bytes are copied dense in dst's order first
-    // (dispatch.hpp, staged_inputs), then the plan runs as for two
+    // (src/dispatch.cpp, staged_inputs), then the plan runs as for two
     // orders. run_plan_case checks the staged set against the model, the
     // kernels, and dst bit for bit against the reference, at 1 to 3
     // threads, with and without non-temporal stores.
