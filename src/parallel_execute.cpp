@@ -20,10 +20,13 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
+#include <string>
 
 #include <immintrin.h>
 #include <omp.h>
 
+#include "common.hpp"
 #include "dispatch.hpp"
 #include "kernels/ref_select.hpp"
 #include "verbose.hpp"
@@ -829,8 +832,20 @@ executed execute_plan(const select_plan &plan, const select_nd &p,
         // cond picks its src_0, the input; its 0-D src_1 reads the input's
         // first element, never used), then read from the copies.
         static const uint8_t true_cond = 1;
-        char *const buf =
-                thread_buffer<struct staged_inputs_tag>(plan.staged_bytes);
+        // Before any byte of dst is written: a buffer that cannot be had
+        // fails the execute whole.
+        char *buf = nullptr;
+        try {
+            buf = thread_buffer<struct staged_inputs_tag>(plan.staged_bytes);
+        } catch (const std::bad_alloc &) {
+            const char *names[op_dst] = { "cond", "src_0", "src_1" };
+            std::string ports;
+            for (const auto &st : plan.staged)
+                ports += std::string(ports.empty() ? "" : ", ") + names[st.op];
+            fail(status::out_of_memory, "Select: no memory for the ",
+                 plan.staged_bytes, "-byte staging copy of ", ports,
+                 " (inputs in three or more dim orders)");
+        }
         const void *in[op_dst] = { cond, src0, src1 };
         for (const auto &st : plan.staged) {
             char *const to = buf + st.offset;
