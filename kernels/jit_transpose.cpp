@@ -146,7 +146,9 @@ public:
         , kcw_(vlen / key.elem_size)
         , wide_(!nt_ && wide_tiles(isa, key.elem_size))
         , pk_rows_(std::min({ int(key.packed_lines), packed_max, tr_ - 1 }))
-        , pk_cols_(std::min({ int(key.packed_lines), packed_max, kc_ - 1 })) {
+        , pk_cols_(std::min({ int(key.packed_lines), packed_max, kc_ - 1 }))
+        , carry_ok_(nt_ && is_avx512 && key.elem_size >= 2)
+        , g_(std::min<int>(key.elem_size, 4)) {
         plan_network();
         if (wide_)
             plan_wide();
@@ -393,7 +395,7 @@ private:
     // Row `row` of the staging block, group g of register tile `sub`
     // (reg_q_ = the staging block).
     Address stage_addr(int row, int g, int sub) {
-        return ptr[reg_q_ + row * sb_ * w_ + sub * kc_ * w_ + g * piece_];
+        return ptr[reg_q_ + row * stage_row_ + sub * kc_ * w_ + g * piece_];
     }
 
     // A full tile: kc_ lines of tr_ rows, stored to dst, or with `staged`
@@ -787,6 +789,9 @@ private:
     // The non-temporal variant's column blocks of sb_ columns while whole
     // ones are left, where dst and dst_ld are multiples of 64 bytes; then
     // on to `l_cols` (the regular loop, from the next column).
+    // With a carry (transpose_call_args::carry, carry_ok_), the same
+    // blocks where dst or dst_ld is not a multiple of 64 bytes but both
+    // are of g_, written by carried_block in whole lines.
     void nt_blocks(const Label &l_cols) {
         lea(reg_tmp_, ptr[rsp + stk_slots + 63]);
         and_(reg_tmp_, ~int32_t(63));
@@ -794,11 +799,129 @@ private:
         mov(reg_tmp_, reg_dblk_);
         or_(reg_tmp_, reg_dld_);
         test(reg_tmp_, 63);
-        jnz(l_cols, T_NEAR);
+        Label l_carry;
+        jnz(carry_ok_ ? l_carry : l_cols, T_NEAR);
         column_blocks(l_cols, sb_, [&] {
             staged_block();
             add(reg_r0_, tr_);
         });
+        if (!carry_ok_)
+            return;
+        L(l_carry);
+        test(reg_tmp_, g_ - 1);
+        jnz(l_cols, T_NEAR);
+        cmp(qword[reg_param_ + offsetof(transpose_call_args, carry)], 0);
+        je(l_cols, T_NEAR);
+        stage_row_ = 2 * sb_ * w_;
+        column_blocks(l_cols, 2 * sb_, [&] {
+            carried_block();
+            add(reg_r0_, tr_);
+        });
+        stage_row_ = sb_ * w_;
+    }
+
+    // A block of tr_ rows by 2 * sb_ columns through the staging block, as
+    // staged_block, into dst rows that do not start cache lines. A row's
+    // piece (two to four vectors) at a, m = a % 64 bytes past a line, is
+    // joined to the previous block's last vector (the row's carry slot):
+    // the m bytes of the slot's end, then the piece's first vlen - m bytes
+    // (vpermi2{w,d} with indices vlen / g_ - m / g_ + e) make the aligned
+    // line at a - m, and so on along the piece, streamed; the piece's last
+    // vector becomes the slot. Two lines of a row back to back: streaming
+    // one line of each of the tile's rows, rows a little less than 4 KiB
+    // apart (or 8), ran at 0.55-0.65 of the speed of two (L12: its rows'
+    // lines agree in address bits 6 to 11; docs/performance.md).
+    // The first block of a chain (c0 = 0 without carry_in) stores its
+    // pieces with regular stores instead and streams nothing; the last
+    // block of a call whose carry_out is not honoured streams and then
+    // stores its pieces too, so that no byte is left in the slots.
+    void carried_block() {
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        for (int sub = 0; sub < 2 * sb_ / kc_; ++sub)
+            full_tile(true, sub);
+        mov(reg_tmp2_, ptr[rsp + stk_stage]);
+        row_pointer();
+        mov(r15, arg(offsetof(transpose_call_args, carry)));
+        mov(reg_tmp_, reg_r0_);
+        shl(reg_tmp_, 6);
+        add(r15, reg_tmp_);
+        Label l_next, l_mid, l_last, l_flush, l_end;
+        cmp(qword[rsp + stk_c0], 0);
+        jne(l_next, T_NEAR);
+        cmp(qword[reg_param_ + offsetof(transpose_call_args, carry_in)], 0);
+        jne(l_next, T_NEAR);
+        carry_rows(false, true);
+        jmp(l_end, T_NEAR);
+        L(l_next);
+        mov(reg_tmp_, arg(offsetof(transpose_call_args, cols)));
+        sub(reg_tmp_, ptr[rsp + stk_c0]);
+        cmp(reg_tmp_, 4 * sb_); // two blocks of 2 * sb_
+        jb(l_last, T_NEAR);
+        L(l_mid);
+        carry_rows(true, false);
+        jmp(l_end, T_NEAR);
+        L(l_last);
+        cmp(qword[reg_param_ + offsetof(transpose_call_args, carry_out)], 0);
+        je(l_flush, T_NEAR);
+        test(byte[reg_param_ + offsetof(transpose_call_args, cols)],
+             2 * sb_ - 1);
+        jz(l_mid, T_NEAR);
+        L(l_flush);
+        carry_rows(true, true);
+        L(l_end);
+    }
+
+    // carried_block's rows (reg_tmp2_: the staging block, reg_q_: dst row
+    // 0, r15: row 0's slot): `stream` the aligned lines, store the `whole`
+    // pieces with regular stores, and keep each piece's last vector.
+    void carry_rows(bool stream, bool whole) {
+        const int row_bytes = stage_row_, nv = row_bytes / vlen;
+        const Zmm cur[4] = { Zmm(0), Zmm(1), Zmm(5), Zmm(6) };
+        const Zmm car(2), idx(3), idx1(4);
+        for (int row = 0; row < tr_; ++row) {
+            if (row > 0 && row % 4 == 0)
+                lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
+            for (int j = 0; j < nv; ++j)
+                vmovdqa64(cur[j], ptr[reg_tmp2_ + row * row_bytes + j * vlen]);
+            lea(r14, row_addr(row, 0));
+            if (whole)
+                for (int j = 0; j < nv; ++j)
+                    vmovdqu64(ptr[r14 + j * vlen], cur[j]);
+            if (stream) {
+                mov(r12, r14);
+                and_(r12, 63);
+                sub(r14, r12);
+                shr(r12, ilog2(g_));
+                neg(r12);
+                add(r12, vlen / g_);
+                vmovdqa64(car, ptr[r15 + row * 64]);
+                if (g_ == 2) {
+                    vpbroadcastw(idx, r12w);
+                    vpaddw(idx, idx, ptr[rip + iota_constant()]);
+                } else {
+                    vpbroadcastd(idx, r12d);
+                    vpaddd(idx, idx, ptr[rip + iota_constant()]);
+                }
+                for (int j = 0; j < nv; ++j) {
+                    const Zmm lo = j == 0 ? car : cur[j - 1];
+                    vmovdqa64(idx1, idx);
+                    if (g_ == 2)
+                        vpermi2w(idx1, lo, cur[j]);
+                    else
+                        vpermi2d(idx1, lo, cur[j]);
+                    vmovntdq(ptr[r14 + j * vlen], idx1);
+                }
+            }
+            vmovdqa64(ptr[r15 + row * 64], cur[nv - 1]);
+        }
+    }
+
+    // 0, 1, 2, ... in elements of g_ bytes, one vector.
+    Label &iota_constant() {
+        std::vector<uint8_t> v(vlen, 0);
+        for (int e = 0; e < vlen / g_; ++e) // little-endian, e < 256
+            v[static_cast<size_t>(e * g_)] = static_cast<uint8_t>(e);
+        return constant(std::move(v));
     }
 
     // The rows from reg_r0_ on (fewer than tr_, maybe none) of the column
@@ -1332,6 +1455,14 @@ private:
     const int stk_pk = stk_pk_at();
     // Packed calls: the most rows and columns (at most packed_max).
     const int pk_rows_, pk_cols_;
+    // Lines whole through a carry (carried_block): the non-temporal
+    // AVX-512 variant for 2-, 4- and 8-byte elements, whose rows' offsets
+    // within a line are multiples of g_ = min(w, 4) bytes.
+    const bool carry_ok_;
+    const int g_;
+    // Bytes between the staging block's rows: sb_ * w_, 2 * sb_ * w_ while
+    // the carried blocks are generated.
+    int stage_row_ = sb_ * w_;
     std::vector<std::vector<uint8_t>> consts_;
     std::vector<std::unique_ptr<Label>> const_labels_;
     transpose_kernel_fn fn_ = nullptr;

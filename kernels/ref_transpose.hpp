@@ -30,7 +30,31 @@ struct transpose_call_args {
     /// The non-temporal variant: sfence at the end. 0: the caller fences
     /// once after a run of calls.
     uint64_t fence = 1;
+    /// Whole lines from rows that do not start cache lines (the
+    /// non-temporal variant on AVX-512 for 2-, 4- and 8-byte elements, where
+    /// dst or dst_ld is not a multiple of 64 bytes but both are of
+    /// min(w, 4); other kernels ignore it and write every element): each
+    /// row's piece of a column block is merged in registers with the
+    /// previous block's, kept in the row's slot of 64 bytes (row r at carry
+    /// + r * 64, 64-byte aligned, `rows` slots), so that dst is written in
+    /// whole aligned lines by non-temporal stores. Null: not used.
+    void *carry = nullptr;
+    /// The slots hold the previous call's last blocks of these same rows,
+    /// whose columns end where this call's begin, and its carry_out was
+    /// honoured: the bytes it left unwritten are written by this call. Only
+    /// for a call of at least transpose_carry_cols columns and the same
+    /// rows as that one (rows outside whole register tiles, and packed
+    /// calls, are never carried).
+    uint64_t carry_in = 0;
+    /// A later call continues these rows: the last bytes of each row
+    /// (those short of a whole line) stay in its slot, unwritten. Honoured
+    /// where cols is a multiple of transpose_carry_cols; otherwise the call
+    /// writes every element.
+    uint64_t carry_out = 0;
 };
+
+/// transpose_call_args::carry_in / carry_out: the column granule.
+constexpr uint64_t transpose_carry_cols = 64;
 
 /// dst(r, c) = src(r, c) for every r < rows, c < cols; elem_size 1, 2, 4
 /// or 8.

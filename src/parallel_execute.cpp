@@ -193,6 +193,14 @@ struct tiled_runner {
     // budget ran 0.72-0.77x (docs/performance.md).
     bool pf_inputs = false;
     static constexpr int64_t pf_budget = 256 * 1024;
+    // A transposed dst stored non-temporally whose rows do not start cache
+    // lines ([2047, 2047]: rows 8188 bytes apart): the dst transposes of
+    // consecutive strips of the same dst rows form a chain through a carry
+    // of 64 bytes per row (transpose_call_args::carry), so that every line
+    // is streamed whole, once; regular stores of each piece, or streamed
+    // pieces with their partial lines stored apart, read every dst line
+    // back and write it in two halves (docs/performance.md).
+    bool dst_carry = false;
 
     // `atr`: each transposed operand's kernel (for dst, the one the store
     // kind picked); `dst_regular`: dst's regular transposing kernel, and
@@ -236,6 +244,10 @@ struct tiled_runner {
             stage_off = scratch;
             scratch += tile_rows * tile_cols * esize[op_dst] + 64;
         }
+        dst_carry = tr[op_dst] && nt && !stage_tr
+                    && ((reinterpret_cast<uintptr_t>(base[op_dst])
+                         | static_cast<uintptr_t>(stride[op_dst][nd - 1]))
+                        % 64) != 0;
         // Decided once: only where a whole tile's input blocks fit.
         if (tr[op_dst]) {
             int64_t sum = 0;
@@ -279,6 +291,11 @@ struct tiled_runner {
     char *thread_scratch() const {
         return thread_buffer<struct tile_scratch_tag>(scratch);
     }
+    // This thread's carry slots, one per column of a tile (dst_carry).
+    char *thread_carry() const {
+        return dst_carry ? thread_buffer<struct dst_carry_tag>(tile_cols * 64)
+                         : nullptr;
+    }
 
     // Tile `it`, in (outer, row block, column block) order: its rows and
     // columns and every operand's byte offset.
@@ -308,11 +325,22 @@ struct tiled_runner {
         return t;
     }
 
+    // Whether tile `b`'s dst rows continue tile `a`'s: the same columns,
+    // its rows right after a's.
+    bool continues(const tile &a, const tile &b) const {
+        const int td = f.ndims - 2;
+        return a.c0 == b.c0 && a.nc == b.nc
+               && b.off[op_dst] == a.off[op_dst] + a.nr * stride[op_dst][td];
+    }
+
     // Tiles [i0, i1).
     void run(int64_t i0, int64_t i1) const {
         char *const scr = thread_scratch();
+        char *const carry = thread_carry();
         // The row each repeated buffer holds now (null: none yet).
         const char *rep_src[op_dst] = {};
+        // dst_carry: the carry slots hold the last strip's tails.
+        bool carried = false;
         for (int64_t it = i0; it < i1; ++it) {
             const tile tl = tile_at(it);
             // Streaming: the next tile's block of each transposed input,
@@ -345,8 +373,27 @@ struct tiled_runner {
                         next[i] = nullptr;
             }
             const int64_t n_strips = (tl.nr + strip - 1) / strip;
-            for (int64_t s = 0; s < n_strips; ++s)
-                run_strip(tl, s, scr, next, next_bytes, n_strips, rep_src);
+            // The rows of the strip after the last one, where the next
+            // tile continues this one's dst rows (0: none).
+            int64_t after = 0;
+            if (dst_carry && it + 1 < i1) {
+                const tile tn = tile_at(it + 1);
+                if (continues(tl, tn))
+                    after = std::min(strip, tn.nr);
+            }
+            for (int64_t s = 0; s < n_strips; ++s) {
+                const int64_t nr = std::min(strip, tl.nr - s * strip);
+                const int64_t nr_next =
+                        s + 1 < n_strips
+                                ? std::min(strip, tl.nr - (s + 1) * strip)
+                                : after;
+                const auto gc = static_cast<int64_t>(transpose_carry_cols);
+                const bool carry_out =
+                        dst_carry && nr % gc == 0 && nr_next >= gc;
+                run_strip(tl, s, scr, next, next_bytes, n_strips, rep_src,
+                          carry, carried, carry_out);
+                carried = carry_out;
+            }
         }
         // The kernels' non-temporal stores, fenced once here rather than
         // per call (select_call_args::fence).
@@ -355,9 +402,12 @@ struct tiled_runner {
 
     // Strip `s` of tile `tl`: its rows [s * strip, ...) by all its
     // columns; with streaming, share s of the next tile's prefetch.
+    // With `carry` (dst_carry): the dst transposes continue the carry of
+    // the strip before (carry_in) and leave theirs to the next (carry_out).
     void run_strip(const tile &tl, int64_t s, char *scr,
                    const char *const *next, const int64_t *next_bytes,
-                   int64_t n_strips, const char **rep_src) const {
+                   int64_t n_strips, const char **rep_src, char *carry,
+                   bool carry_in, bool carry_out) const {
         const int nd = f.ndims;
         const int td = nd - 2, in = nd - 1;
         const int64_t r0 = s * strip;
@@ -483,15 +533,22 @@ struct tiled_runner {
                     pf[n_pf] = next[i] + b0;
                     pf_bytes[n_pf++] = b1 - b0;
                 }
+            // Bands of a multiple of 32 rows with a carry, so that each of
+            // a band's rows is in a whole register tile of the kernel (then
+            // carried) in every strip or in none.
+            const int64_t bq = carry ? 32 : 16;
             int64_t band = dst_band > 0 ? dst_band : nc;
             if (n_pf > 1)
-                band = std::min(band, std::max<int64_t>(16, (nc / n_pf + 15)
-                                                                    / 16 * 16));
+                band = std::min(band, std::max<int64_t>(bq, (nc / n_pf + bq - 1)
+                                                                    / bq * bq));
+            t.carry_in = carry_in;
+            t.carry_out = carry_out;
             int k = 0;
             for (int64_t b0 = 0; b0 < nc; b0 += band) {
                 t.src = sp + b0 * esize[op_dst];
                 t.dst = d0 + b0 * stride[op_dst][in];
                 t.rows = static_cast<uint64_t>(std::min(band, nc - b0));
+                t.carry = carry ? carry + b0 * 64 : nullptr;
                 t.pf_next = k < n_pf ? pf[k] : nullptr;
                 t.pf_next_bytes =
                         k < n_pf ? static_cast<uint64_t>(pf_bytes[k]) : 0;

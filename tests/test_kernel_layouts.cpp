@@ -561,7 +561,7 @@ TEST_P(kernel_layouts, BroadcastInsidePermutedLayouts) {
 TEST_P(kernel_layouts, TiledPathThreadsOffsetsNonTemporal) {
     // Tiled problems large enough to split over threads, with dst at
     // element offsets from a cache line, misaligned sources and the
-    // non-temporal kernel.
+    // non-temporal kernel (8-byte elements: the transposed dsts).
     auto &g = rng();
     int fails = 0;
     struct big {
@@ -575,6 +575,9 @@ TEST_P(kernel_layouts, TiledPathThreadsOffsetsNonTemporal) {
         { "cond_transposed", { 300, 257 }, 0, { 1, 0 } },
         { "src1_transposed", { 257, 300 }, 2, { 1, 0 } },
         { "dst_transposed", { 257, 300 }, 3, { 1, 0 } },
+        // Five strips of dst rows 600 elements apart (not whole lines):
+        // with nt, a chain of carried dst transposes per thread.
+        { "dst_transposed_carried", { 600, 97 }, 3, { 1, 0 } },
         { "dst_nhwc", { 2, 48, 17, 33 }, 3, { 0, 2, 3, 1 } },
         { "src0_nhwc", { 2, 48, 17, 33 }, 1, { 0, 2, 3, 1 } },
         { "src0_rank3_outer", { 65, 7, 129 }, 1, { 1, 2, 0 } },
@@ -582,8 +585,10 @@ TEST_P(kernel_layouts, TiledPathThreadsOffsetsNonTemporal) {
         // than the row, column tails.
         { "src0_transposed_narrow_tiles", { 130, 2081 }, 1, { 1, 0 } },
     };
-    for (int w : { 4, 2, 1 })
+    for (int w : { 4, 2, 1, 8 })
         for (const auto &bc : cases) {
+            if (w == 8 && bc.op != si::op_dst)
+                continue;
             dims_t st[4];
             st[bc.op] = perm_strides(bc.d, bc.perm);
             const si::select_nd p = full_nd(bc.d, st, w);

@@ -356,6 +356,111 @@ TEST_P(kernel_transpose, NonTemporalStagedBlocksBitExact) {
     }
 }
 
+TEST_P(kernel_transpose, NonTemporalCarriedLinesBitExact) {
+    // A chain of nt calls over consecutive column ranges of the same rows
+    // (transpose_call_args::carry): dst rows that do not start cache lines
+    // (odd leading dimensions, dst at odd offsets) next to guard pages,
+    // rows around the register tile, pieces of whole granules then a last
+    // piece of any width. After the chain dst must equal the reference
+    // transpose of all columns, gaps included; where the kernel carries
+    // (AVX-512, 2 to 8 bytes, the rows of whole register tiles), a call
+    // of two column blocks or more with carry_out must leave some bytes of
+    // misaligned rows unwritten, and every other kernel none.
+    auto &g = rng();
+    int fails = 0;
+    const uint64_t gc = si::transpose_carry_cols;
+    const std::vector<std::vector<uint64_t>> chains = {
+        { gc }, { gc, gc }, { 2 * gc, 3 * gc, gc + 5 }, { gc, 2 * gc + 17 }
+    };
+    for (int w : elem_sizes) {
+        const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w), 1 });
+        ASSERT_NE(k, nullptr);
+        const bool carries = kisa() == si::kernel_isa::avx512_core && w >= 2;
+        const uint64_t tr = uint64_t(tile_rows(kisa(), w));
+        for (uint64_t r : { uint64_t(9), tr, tr + 1, 2 * tr + 5 }) {
+            if (r < 9)
+                continue;
+            for (const auto &chain : chains) {
+                uint64_t total = 0;
+                for (uint64_t c : chain)
+                    total += c;
+                for (int64_t pad :
+                     { int64_t(w), int64_t(4 * w), int64_t(72) }) {
+                    si::transpose_call_args a {};
+                    a.rows = r;
+                    a.cols = total;
+                    a.src_ld = static_cast<int64_t>(r * w) + 3 * w;
+                    a.dst_ld = static_cast<int64_t>(total * w) + pad;
+                    const size_t sbytes = src_bytes(a, w);
+                    const size_t db = dst_bytes(a, w);
+                    guarded_mem ms(sbytes), md(db + 64);
+                    ASSERT_TRUE(ms.ok() && md.ok());
+                    std::vector<uint8_t> slots(r * 64 + 64);
+                    auto *carry = reinterpret_cast<uint8_t *>(
+                            (reinterpret_cast<uintptr_t>(slots.data()) + 63)
+                            / 64 * 64);
+                    for (int place = 0; place < 3; ++place) {
+                        uint8_t *src = ms.at_end(sbytes);
+                        uint8_t *dst = place == 0   ? md.at_begin()
+                                       : place == 1 ? md.at_begin() + 2 * w
+                                                    : md.at_end(db);
+                        fill_bytes(src, sbytes, g);
+                        fill_bytes(dst, db, g);
+                        fill_bytes(carry, r * 64, g);
+                        std::vector<uint8_t> want(dst, dst + db);
+                        si::transpose_call_args ra = a;
+                        ra.src = src;
+                        ra.dst = want.data();
+                        si::ref_transpose(ra, w);
+                        const std::string what = case_str(*k, a) + " chain "
+                                                 + std::to_string(chain.size())
+                                                 + " place "
+                                                 + std::to_string(place);
+                        uint64_t c0 = 0;
+                        size_t pending = 0;
+                        for (size_t j = 0; j < chain.size(); ++j) {
+                            si::transpose_call_args ca = a;
+                            ca.src = src + c0 * a.src_ld;
+                            ca.dst = dst + c0 * w;
+                            ca.cols = chain[j];
+                            ca.carry = carry;
+                            ca.carry_in = j > 0;
+                            ca.carry_out = j + 1 < chain.size();
+                            k->fn()(&ca);
+                            c0 += chain[j];
+                            if (j + 1 == chain.size())
+                                break;
+                            // Written so far: columns [0, c0) of each row,
+                            // but for the pending bytes of a carrying one.
+                            for (uint64_t row = 0; row < r; ++row)
+                                for (uint64_t b = 0; b < c0 * w; ++b) {
+                                    const size_t o = row * a.dst_ld + b;
+                                    pending += dst[o] != want[o];
+                                }
+                        }
+                        // A first call of two blocks or more (any block
+                        // width) carries the tails of its last block.
+                        const bool misaligned =
+                                reinterpret_cast<uintptr_t>(dst) % 64 != 0
+                                || a.dst_ld % 64 != 0;
+                        if (!carries)
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(pending == 0),
+                                      what + ": bytes left unwritten");
+                        else if (misaligned && r >= tr && chain.size() > 1
+                                 && chain[0] >= 2 * gc)
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(pending > 0),
+                                      what + ": no bytes carried");
+                        KT_EXPECT(fails, same_bytes(dst, want.data(), db),
+                                  what);
+                    }
+                }
+            }
+        }
+    }
+}
+
 TEST_P(kernel_transpose, OneKernelPerKeyAcrossThreads) {
     for (int w : elem_sizes)
         for (uint8_t nt : { 0, 1 }) {
