@@ -56,7 +56,11 @@
 // whole-vector non-temporal stores, full lines only. Rows past the last
 // full block, columns past the last full column block, and a dst that is
 // not aligned so run as in the regular kernel; an sfence ends the call
-// unless the caller fences itself (`fence` = 0).
+// unless the caller fences itself (`fence` = 0). With a carry
+// (transpose_call_args::carry; AVX-512, 2- to 8-byte elements) a dst that
+// is not aligned so streams whole lines too: blocks of 2 * sb columns,
+// each row's piece joined to the previous block's tail (carried_block).
+
 //
 // Packed calls (both variants, every element size): a call of a few lines
 // whose block is contiguous on one side, 2 .. P rows with the source lines
