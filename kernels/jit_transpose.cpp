@@ -396,15 +396,16 @@ private:
         }
     }
 
-    // Row `row` of the staging block, group g of register tile `sub`
-    // (reg_q_ = the staging block).
-    Address stage_addr(int row, int g, int sub) {
-        return ptr[reg_q_ + row * stage_row_ + sub * kc_ * w_ + g * piece_];
+    // Row `row` of the staging block (rows stage_row bytes apart), group
+    // g of register tile `sub` (reg_q_ = the staging block).
+    Address stage_addr(int row, int g, int sub, int stage_row) {
+        return ptr[reg_q_ + row * stage_row + sub * kc_ * w_ + g * piece_];
     }
 
     // A full tile: kc_ lines of tr_ rows, stored to dst, or with `staged`
-    // to the staging block as its register tile `sub`.
-    void full_tile(bool staged = false, int sub = 0) {
+    // to the staging block (rows stage_row bytes apart) as its register
+    // tile `sub`.
+    void full_tile(bool staged = false, int sub = 0, int stage_row = 0) {
         tile_pointers(sub);
         for (int l = 0; l < kc_; ++l) {
             if constexpr (is_avx512)
@@ -435,8 +436,9 @@ private:
         for (const piece &p : pieces_) {
             for (; !staged && quad < p.row / 4; ++quad)
                 lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
-            const Address a = staged ? stage_addr(p.row, p.group, sub)
-                                     : row_addr(p.row, p.group);
+            const Address a =
+                    staged ? stage_addr(p.row, p.group, sub, stage_row)
+                           : row_addr(p.row, p.group);
             if (piece_ == lane_bytes) {
                 if (p.lane == 0) {
                     if constexpr (is_avx512)
@@ -528,7 +530,7 @@ private:
     // non-temporal vector stores (dst rows 64-byte aligned).
     void staged_block() {
         for (int sub = 0; sub < sb_ / kc_; ++sub)
-            full_tile(true, sub);
+            full_tile(true, sub, sb_ * w_);
         mov(reg_tmp2_, ptr[rsp + stk_stage]);
         row_pointer();
         const int row_bytes = sb_ * w_, nv = row_bytes / vlen;
@@ -816,12 +818,10 @@ private:
         jnz(l_cols, T_NEAR);
         cmp(qword[reg_param_ + offsetof(transpose_call_args, carry)], 0);
         je(l_cols, T_NEAR);
-        stage_row_ = 2 * sb_ * w_;
         column_blocks(l_cols, 2 * sb_, [&] {
             carried_block();
             add(reg_r0_, tr_);
         });
-        stage_row_ = sb_ * w_;
     }
 
     // A block of tr_ rows by 2 * sb_ columns through the staging block, as
@@ -842,7 +842,7 @@ private:
     void carried_block() {
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         for (int sub = 0; sub < 2 * sb_ / kc_; ++sub)
-            full_tile(true, sub);
+            full_tile(true, sub, 2 * sb_ * w_);
         mov(reg_tmp2_, ptr[rsp + stk_stage]);
         row_pointer();
         mov(r15, arg(offsetof(transpose_call_args, carry)));
@@ -879,7 +879,7 @@ private:
     // 0, r15: row 0's slot): `stream` the aligned lines, store the `whole`
     // pieces with regular stores, and keep each piece's last vector.
     void carry_rows(bool stream, bool whole) {
-        const int row_bytes = stage_row_, nv = row_bytes / vlen;
+        const int row_bytes = 2 * sb_ * w_, nv = row_bytes / vlen;
         const Zmm cur[4] = { Zmm(0), Zmm(1), Zmm(5), Zmm(6) };
         const Zmm car(2), idx(3), idx1(4);
         for (int row = 0; row < tr_; ++row) {
@@ -1464,9 +1464,6 @@ private:
     // within a line are multiples of g_ = min(w, 4) bytes.
     const bool carry_ok_;
     const int g_;
-    // Bytes between the staging block's rows: sb_ * w_, 2 * sb_ * w_ while
-    // the carried blocks are generated.
-    int stage_row_ = sb_ * w_;
     std::vector<std::vector<uint8_t>> consts_;
     std::vector<std::unique_ptr<Label>> const_labels_;
     transpose_kernel_fn fn_ = nullptr;

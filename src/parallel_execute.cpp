@@ -343,22 +343,24 @@ struct tiled_runner {
         bool carried = false;
         for (int64_t it = i0; it < i1; ++it) {
             const tile tl = tile_at(it);
+            // The next tile of this thread (where there is one), for its
+            // prefetch and the carry chain.
+            const bool has_next = it + 1 < i1;
+            const tile tn = has_next ? tile_at(it + 1) : tl;
             // Streaming: the next tile's block of each transposed input,
             // its lines prefetched in address order over this tile's strips.
             const char *next[n_operands] = {};
             int64_t next_bytes[n_operands] = {};
-            if (stream && it + 1 < i1) {
-                const tile tn = tile_at(it + 1);
+            if (stream && has_next) {
                 for (int i = 0; i < op_dst; ++i)
                     if (tr[i]) {
                         next[i] = base[i] + tn.off[i];
                         next_bytes[i] = tn.nc * stride[i][f.ndims - 1];
                     }
-            } else if (pf_inputs && it + 1 < i1) {
+            } else if (pf_inputs && has_next) {
                 // A transposed dst: the next tile's block of each input
                 // that is one contiguous block (whole rows back to back),
                 // prefetched over this tile's dst transposes.
-                const tile tn = tile_at(it + 1);
                 const int nd = f.ndims;
                 int64_t sum = 0;
                 for (int i = 0; i < op_dst; ++i)
@@ -375,12 +377,9 @@ struct tiled_runner {
             const int64_t n_strips = (tl.nr + strip - 1) / strip;
             // The rows of the strip after the last one, where the next
             // tile continues this one's dst rows (0: none).
-            int64_t after = 0;
-            if (dst_carry && it + 1 < i1) {
-                const tile tn = tile_at(it + 1);
-                if (continues(tl, tn))
-                    after = std::min(strip, tn.nr);
-            }
+            const int64_t after = dst_carry && has_next && continues(tl, tn)
+                                          ? std::min(strip, tn.nr)
+                                          : 0;
             for (int64_t s = 0; s < n_strips; ++s) {
                 const int64_t nr = std::min(strip, tl.nr - s * strip);
                 const int64_t nr_next =
