@@ -27,6 +27,27 @@ bool try_execute(const selgraph::compiled_partition &cp, selgraph::stream &s,
     return true;
 }
 
+// One execute of `cp` from the inputs `in` (cond, src_0, src_1) into `out`,
+// filled with `fill` first: counts an execute that threw in `errors`, and
+// one whose dst differs from `want` (its first n bytes) or that wrote past
+// them into out's guard in `failures`.
+void execute_and_check(const selgraph::compiled_partition &cp,
+                       selgraph::stream &s, const std::array<lt, 4> &l,
+                       const std::array<void *, 3> &in, buffer &out,
+                       const uint8_t *want, size_t n, uint8_t fill,
+                       std::atomic<int> &errors, std::atomic<int> &failures) {
+    out.fill(fill);
+    if (!try_execute(cp, s, l, { in[0], in[1], in[2], out.data() })) {
+        ++errors;
+        return;
+    }
+    bool same = std::memcmp(out.data(), want, n) == 0;
+    for (size_t i = n; i < out.bytes && same; ++i)
+        same = out.data()[i] == fill;
+    if (!same)
+        ++failures;
+}
+
 } // namespace
 
 TEST(ApiConcurrency, OneCompiledPartitionManyThreads) {
@@ -62,23 +83,12 @@ TEST(ApiConcurrency, OneCompiledPartitionManyThreads) {
             pool.emplace_back([&, th] {
                 selgraph::stream s(cpu_engine());
                 buffer out(nbytes);
-                for (int it = 0; it < n_iter; ++it) {
-                    out.fill(static_cast<uint8_t>(th * 16 + it));
-                    if (!try_execute(
-                                cp, s, { lc, la, lb, ld },
-                                { c.data(), a.data(), b.data(), out.data() })) {
-                        ++errors;
-                        continue;
-                    }
-                    if (std::memcmp(out.data(), want.data(), nbytes) != 0)
-                        ++failures;
-                    for (size_t i = nbytes; i < out.bytes; ++i)
-                        if (out.data()[i]
-                            != static_cast<uint8_t>(th * 16 + it)) {
-                            ++failures;
-                            break;
-                        }
-                }
+                for (int it = 0; it < n_iter; ++it)
+                    execute_and_check(cp, s, { lc, la, lb, ld },
+                                      { c.data(), a.data(), b.data() }, out,
+                                      want.data(), nbytes,
+                                      static_cast<uint8_t>(th * 16 + it),
+                                      errors, failures);
             });
         for (auto &th : pool)
             th.join();
@@ -185,17 +195,12 @@ TEST(ApiConcurrency, StagedInputsManyThreads) {
                              { c.data(), d, cs }, { a.data(), d, as },
                              { b.data(), d, dense_strides(d) }, es);
                 selgraph::stream s(cpu_engine());
-                for (int it = 0; it < n_iter; ++it) {
-                    out.fill(static_cast<uint8_t>(th * 16 + it));
-                    if (!try_execute(
-                                cp, s, { lc, la, lb, ld },
-                                { c.data(), a.data(), b.data(), out.data() })) {
-                        ++errors;
-                        continue;
-                    }
-                    if (std::memcmp(out.data(), want.data(), n * es) != 0)
-                        ++failures;
-                }
+                for (int it = 0; it < n_iter; ++it)
+                    execute_and_check(cp, s, { lc, la, lb, ld },
+                                      { c.data(), a.data(), b.data() }, out,
+                                      want.data(), n * es,
+                                      static_cast<uint8_t>(th * 16 + it),
+                                      errors, failures);
             });
         for (auto &th : pool)
             th.join();
