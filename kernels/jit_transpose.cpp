@@ -57,9 +57,11 @@
 // full block, columns past the last full column block, and a dst that is
 // not aligned so run as in the regular kernel; an sfence ends the call
 // unless the caller fences itself (`fence` = 0). With a carry
-// (transpose_call_args::carry; AVX-512, 2- to 8-byte elements) a dst that
-// is not aligned so streams whole lines too: blocks of 2 * sb columns,
-// each row's piece joined to the previous block's tail (carried_block).
+// (transpose_call_args::carry; 2- to 8-byte elements) a dst that is not
+// aligned so streams whole lines too: blocks of 2 * sb columns, each
+// row's piece joined to the previous block's tail (carried_block; the
+// join is vpermi2w / vpermi2d on AVX-512, vpermd and vpblendvb, plus
+// shifts for 2-byte elements, on AVX2: carry_rows_avx2).
 
 //
 // Packed calls (both variants, every element size): a call of a few lines
@@ -151,7 +153,7 @@ public:
         , wide_(!nt_ && wide_tiles(isa, key.elem_size))
         , pk_rows_(std::min({ int(key.packed_lines), packed_max, tr_ - 1 }))
         , pk_cols_(std::min({ int(key.packed_lines), packed_max, kc_ - 1 }))
-        , carry_ok_(nt_ && is_avx512 && key.elem_size >= 2)
+        , carry_ok_(nt_ && key.elem_size >= 2)
         , g_(std::min<int>(key.elem_size, 4)) {
         plan_network();
         if (wide_)
@@ -403,9 +405,10 @@ private:
     }
 
     // A full tile: kc_ lines of tr_ rows, stored to dst, or with `staged`
-    // to the staging block (rows stage_row bytes apart) as its register
-    // tile `sub`.
-    void full_tile(bool staged = false, int sub = 0, int stage_row = 0) {
+    // to the staging block (rows stage_row bytes apart, from stage_at
+    // bytes on) as its register tile `sub`.
+    void full_tile(bool staged = false, int sub = 0, int stage_row = 0,
+                   int stage_at = 0) {
         tile_pointers(sub);
         for (int l = 0; l < kc_; ++l) {
             if constexpr (is_avx512)
@@ -426,9 +429,11 @@ private:
             prefetcht2(line_addr(l));
         L(l_no_pf);
         network();
-        if (staged)
+        if (staged) {
             mov(reg_q_, ptr[rsp + stk_stage]);
-        else
+            if (stage_at)
+                add(reg_q_, stage_at);
+        } else
             row_pointer();
         for (const auto &u : upper_)
             vextracti128(Xmm(u.second), Ymm(u.first), 1);
@@ -829,21 +834,23 @@ private:
     // piece (two to four vectors) at a, m = a % 64 bytes past a line, is
     // joined to the previous block's last vector (the row's carry slot):
     // the m bytes of the slot's end, then the piece's first vlen - m bytes
-    // (vpermi2{w,d} with indices vlen / g_ - m / g_ + e) make the aligned
-    // line at a - m, and so on along the piece, streamed; the piece's last
-    // vector becomes the slot. Two lines of a row back to back: streaming
-    // one line of each of the tile's rows, rows a little less than 4 KiB
-    // apart (or 8), ran at 0.55-0.65 of the speed of two (L12: its rows'
-    // lines agree in address bits 6 to 11; docs/performance.md).
-    // The first block of a chain (c0 = 0 without carry_in) stores its
-    // pieces with regular stores instead and streams nothing; the last
-    // block of a call whose carry_out is not honoured streams and then
-    // stores its pieces too, so that no byte is left in the slots.
+    // (AVX-512: vpermi2{w,d} with indices vlen / g_ - m / g_ + e; AVX2:
+    // carry_rows_avx2) make the aligned line at a - m, and so on along the
+    // piece, streamed; the piece's last 64 bytes become the slot. Two lines of
+    // a row back to back: streaming one line of each of the tile's rows, rows a
+    // little less than 4 KiB apart (or 8), ran at 0.55-0.65 of the speed of two
+    // (L12: its rows' lines agree in address bits 6 to 11;
+    // docs/performance.md). The first block of a chain (c0 = 0 without
+    // carry_in) stores its pieces with regular stores instead and streams
+    // nothing; the last block of a call whose carry_out is not honoured streams
+    // and then stores its pieces too, so that no byte is left in the slots.
     void carried_block() {
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         for (int sub = 0; sub < 2 * sb_ / kc_; ++sub)
-            full_tile(true, sub, 2 * sb_ * w_);
+            full_tile(true, sub, carry_pitch(), carry_at());
         mov(reg_tmp2_, ptr[rsp + stk_stage]);
+        if (carry_at())
+            add(reg_tmp2_, carry_at());
         row_pointer();
         mov(r15, arg(offsetof(transpose_call_args, carry)));
         mov(reg_tmp_, reg_r0_);
@@ -875,10 +882,23 @@ private:
         L(l_end);
     }
 
+    // The staging block of carried_block: rows of its 2 * sb_ columns
+    // (128 bytes), on AVX2 each after 32 bytes for its carry's upper half
+    // (carry_rows).
+    int carry_at() const { return is_avx512 ? 0 : 32; }
+    int carry_pitch() const { return 2 * sb_ * w_ + carry_at(); }
+
     // carried_block's rows (reg_tmp2_: the staging block, reg_q_: dst row
     // 0, r15: row 0's slot): `stream` the aligned lines, store the `whole`
-    // pieces with regular stores, and keep each piece's last vector.
+    // pieces with regular stores, and keep each piece's last 64 bytes.
     void carry_rows(bool stream, bool whole) {
+        if constexpr (is_avx512)
+            carry_rows_avx512(stream, whole);
+        else
+            carry_rows_avx2(stream, whole);
+    }
+
+    void carry_rows_avx512(bool stream, bool whole) {
         const int row_bytes = 2 * sb_ * w_, nv = row_bytes / vlen;
         const Zmm cur[4] = { Zmm(0), Zmm(1), Zmm(5), Zmm(6) };
         const Zmm car(2), idx(3), idx1(4);
@@ -901,10 +921,10 @@ private:
                 vmovdqa64(car, ptr[r15 + row * 64]);
                 if (g_ == 2) {
                     vpbroadcastw(idx, r12w);
-                    vpaddw(idx, idx, ptr[rip + iota_constant()]);
+                    vpaddw(idx, idx, ptr[rip + iota_constant(2)]);
                 } else {
                     vpbroadcastd(idx, r12d);
-                    vpaddd(idx, idx, ptr[rip + iota_constant()]);
+                    vpaddd(idx, idx, ptr[rip + iota_constant(4)]);
                 }
                 for (int j = 0; j < nv; ++j) {
                     const Zmm lo = j == 0 ? car : cur[j - 1];
@@ -920,11 +940,103 @@ private:
         }
     }
 
-    // 0, 1, 2, ... in elements of g_ bytes, one vector.
-    Label &iota_constant() {
+    // AVX2: a row's piece is four vectors s0 .. s3, and its slot two, c0
+    // and c1. With m = a % 64 = 32 * h + k (k < 32), the aligned lines at
+    // a - m are, vector by vector, out_i = the last k bytes of X_i, then
+    // the first 32 - k bytes of X_i+1, over X = c1, s0, .. s3 (h = 0) or
+    // c0, c1, s0, .. s2 (h = 1): read from memory, with c1 copied in
+    // front of the staged row (carry_at) so that X_1 .. X_4 lie back to
+    // back either way. The join in dwords: vpermd of both vectors with
+    // indices e - k / 4 (mod 8, vpermd's three bits), blended (vpblendvb)
+    // under e < k / 4. 2-byte elements, where k may be 2 more than a
+    // multiple of 4: the joins at k / 4 and k / 4 + 1 dwords, shifted
+    // (8 * (k % 4) bits up and 32 - 8 * (k % 4) down; a shift of 32 is 0)
+    // and or-ed.
+    void carry_rows_avx2(bool stream, bool whole) {
+        const int rb = 2 * sb_ * w_, nv = rb / vlen, pitch = carry_pitch();
+        const bool words = w_ == 2;
+        const Ymm iota(15), idx(14), msk(13), idx2(12), msk2(11), q(10);
+        const Xmm up(9), down(8);
+        const Ymm p[2] = { Ymm(0), Ymm(1) }, p2[2] = { Ymm(2), Ymm(3) };
+        const Ymm z(4), z2(5), t(6);
+        if (stream)
+            vmovdqa(iota, ptr[rip + iota_constant(4)]);
+        for (int row = 0; row < tr_; ++row) {
+            const int s = row * pitch;
+            if (row > 0 && row % 4 == 0)
+                lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
+            lea(r14, row_addr(row, 0));
+            if (whole)
+                for (int j = 0; j < nv; ++j) {
+                    vmovdqa(t, ptr[reg_tmp2_ + s + j * vlen]);
+                    vmovdqu(ptr[r14 + j * vlen], t);
+                }
+            if (stream) {
+                vmovdqa(t, ptr[r15 + row * 64 + 32]);
+                vmovdqa(ptr[reg_tmp2_ + s - 32], t);
+                mov(r12, r14);
+                and_(r12, 63);
+                sub(r14, r12);
+                if (words) {
+                    mov(eax, r12d);
+                    and_(eax, 3);
+                    shl(eax, 3);
+                    vmovd(up, eax);
+                    neg(eax);
+                    add(eax, 32);
+                    vmovd(down, eax);
+                }
+                mov(eax, r12d);
+                and_(eax, 31);
+                shr(eax, 2);
+                vmovd(Xmm(q.getIdx()), eax);
+                vpbroadcastd(q, Xmm(q.getIdx()));
+                vpsubd(idx, iota, q);
+                vpcmpgtd(msk, q, iota);
+                if (words) {
+                    vpcmpeqd(t, t, t);
+                    vpsubd(q, q, t);
+                    vpsubd(idx2, iota, q);
+                    vpcmpgtd(msk2, q, iota);
+                }
+                // X_0 at rax, X_1 .. X_4 from r13 on.
+                and_(r12d, 32);
+                lea(r13, ptr[reg_tmp2_ + s]);
+                sub(r13, r12);
+                neg(r12);
+                lea(rax, ptr[r15 + r12 + row * 64 + 32]);
+                const auto x = [&](int i) {
+                    return i == 0 ? ptr[rax] : ptr[r13 + (i - 1) * vlen];
+                };
+                vpermd(p[0], idx, x(0));
+                if (words)
+                    vpermd(p2[0], idx2, x(0));
+                for (int i = 0; i < nv; ++i) {
+                    const int c = i & 1, n = c ^ 1;
+                    vpermd(p[n], idx, x(i + 1));
+                    vpblendvb(z, p[n], p[c], msk);
+                    if (words) {
+                        vpermd(p2[n], idx2, x(i + 1));
+                        vpblendvb(z2, p2[n], p2[c], msk2);
+                        vpslld(z, z, up);
+                        vpsrld(z2, z2, down);
+                        vpor(z, z, z2);
+                    }
+                    vmovntdq(ptr[r14 + i * vlen], z);
+                }
+            }
+            for (int j = 0; j < 2; ++j) {
+                vmovdqa(t, ptr[reg_tmp2_ + s + rb - 64 + j * vlen]);
+                vmovdqa(ptr[r15 + row * 64 + j * vlen], t);
+            }
+        }
+    }
+
+    // 0, 1, 2, ... in elements of g bytes, one vector.
+    Label &iota_constant(int g) {
         std::vector<uint8_t> v(vlen, 0);
-        for (int e = 0; e < vlen / g_; ++e) // little-endian, e < 256
-            v[static_cast<size_t>(e * g_)] = static_cast<uint8_t>(e);
+        for (int e = 0; e < vlen / g; ++e) // little-endian, e < 256
+            v[static_cast<size_t>(e * g)] = static_cast<uint8_t>(e);
         return constant(std::move(v));
     }
 
@@ -1460,8 +1572,8 @@ private:
     // Packed calls: the most rows and columns (at most packed_max).
     const int pk_rows_, pk_cols_;
     // Lines whole through a carry (carried_block): the non-temporal
-    // AVX-512 variant for 2-, 4- and 8-byte elements, whose rows' offsets
-    // within a line are multiples of g_ = min(w, 4) bytes.
+    // variant for 2-, 4- and 8-byte elements, whose rows' offsets within
+    // a line are multiples of g_ = min(w, 4) bytes.
     const bool carry_ok_;
     const int g_;
     std::vector<std::vector<uint8_t>> consts_;
