@@ -677,8 +677,9 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // panel_budget, fewer (halving) while the panels would leave the
     // busiest thread over 1.25x the mean. Where fewer than min_rows rows
     // fit (wide rows), narrower panels, down to panel_floor rows, where
-    // they balance the threads. Where no panel fits: tiles of min_rows rows
-    // by as many columns as fit tile_budget, in row panels.
+    // they balance the threads. A transposed dst: panels of half the budget
+    // in whole carry granules (below). Where no panel fits: tiles of
+    // min_rows rows by as many columns as fit tile_budget, in row panels.
     constexpr int64_t panel_budget = 1024 * 1024;
     constexpr int64_t tile_budget = 128 * 1024;
     const int nd = f.ndims;
@@ -710,6 +711,29 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // time: panels of all rows where they fit and balance the threads.
     if (dst_block_staged(f) && fit >= rows && balanced(outer))
         return { rows, inner };
+    // A transposed dst: the row kernel writes a panel into the scratch
+    // while it streams the inputs through L2, and only then do the
+    // transposes read the panel back, so its panels take half the budget
+    // (at 1 MiB, [2047, 2047] ran 1.15-1.2x slower on the Intel guest).
+    // And a multiple of transpose_carry_cols rows, at least that many where
+    // they fit the whole budget: the carry chain (dst_carry) runs only
+    // across strips of whole granules, and a dst without it stores every
+    // line in pieces ([3000, 3000] f32 in panels of 80 rows: 1.55x the
+    // time of 64, each with its faster store kind; docs/performance.md).
+    const auto gc = static_cast<int64_t>(transpose_carry_cols);
+    if (f.mode[op_dst] == inner_mode::transposed && rows >= gc && fit >= gc) {
+        const int64_t half = panel_budget / 2 / (inner * t.w_sum);
+        int64_t r = std::min({ rows, max_rows, std::max(gc, half) });
+        if (r < rows)
+            r = r / gc * gc;
+        for (;;) {
+            if (balanced(outer * ((rows + r - 1) / r)))
+                return { r, inner };
+            if (r <= gc)
+                break;
+            r = std::max(gc, r / 2 / gc * gc);
+        }
+    }
     if (fit >= std::min(min_rows, t.panel_floor)) {
         // The most rows that fit, fewer (halving, down to min_rows) while
         // the panels would leave the busiest thread over 1.25x the mean.

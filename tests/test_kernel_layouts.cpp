@@ -644,7 +644,9 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     // where they fit 1 MiB of scratch and keep the threads balanced;
     // where fewer rows fit, panels down to 128 bytes of each transposed
     // input's lines (64 of a transposed dst's) that balance the threads;
-    // tiles of 128 (64) rows and 128 KiB otherwise.
+    // tiles of 128 (64) rows and 128 KiB otherwise. A transposed dst's
+    // panels take half the scratch, in multiples of 64 rows (at least 64
+    // where they fit the whole 1 MiB).
     struct tc {
         dims_t d;
         int op; // transposed operand (column-major), the rest row-major
@@ -661,7 +663,7 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         { { 197, 197 }, 1, 4, 1, 128, 197 },     // 4-byte: 128 of them
         { { 2048, 2048 }, 0, 4, 1, 256, 2048 },  // cond: 256 rows
         { { 2048, 2048 }, 0, 4, 12, 64, 2048 },  // 32 panels, 12 threads
-        { { 2048, 2048 }, 3, 4, 2, 128, 2048 },  // dst transposed
+        { { 2048, 2048 }, 3, 4, 2, 64, 2048 },   // dst: half of 1 MiB
         { { 2048, 2048 }, 1, 4, 16, 128, 2048 }, // 16 panels, 16 threads
         { { 2048, 2048 }, 1, 4, 12, 128, 256 },  // 16 panels, 12 threads
         { { 300, 257 }, 1, 4, 1, 128, 257 },     // two panels and a tail
@@ -684,10 +686,18 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         { { 16, 3136 }, 1, 8, 1, 16, 3136 },     // all 16 rows fit
         // A staged dst (lines back to back, pitch not a multiple of 64
         // bytes): panels of all rows where they fit and balance.
-        { { 197, 197 }, 3, 4, 1, 197, 197 },    // 788-byte lines
-        { { 300, 257 }, 3, 4, 1, 300, 257 },    // 1200-byte lines
-        { { 300, 257 }, 3, 4, 3, 128, 257 },    // one panel, 3 threads
-        { { 2047, 2047 }, 3, 4, 1, 128, 2047 }, // all rows do not fit
+        { { 197, 197 }, 3, 4, 1, 197, 197 },   // 788-byte lines
+        { { 300, 257 }, 3, 4, 1, 300, 257 },   // 1200-byte lines
+        { { 300, 257 }, 3, 4, 3, 128, 257 },   // one panel, 3 threads
+        { { 2047, 2047 }, 3, 4, 1, 64, 2047 }, // all rows do not fit
+        // A transposed dst: half the budget, in whole carry granules (64
+        // rows), at least one where it fits the whole budget.
+        { { 2047, 2047 }, 3, 2, 1, 128, 2047 }, // 128 fit half
+        { { 3000, 3000 }, 3, 4, 1, 64, 3000 },  // 43 fit half, 87 all
+        { { 3000, 3000 }, 3, 2, 1, 64, 3000 },  // 87 fit half
+        { { 2048, 2048 }, 3, 4, 16, 64, 2048 }, // 32 panels, 16 threads
+        { { 1000, 1000 }, 3, 4, 1, 128, 1000 }, // 131 fit half: max 128
+        { { 112, 2000 }, 3, 4, 1, 64, 2000 },   // 65 fit half
     };
     for (const tc &c : cases) {
         dims_t st[4];
