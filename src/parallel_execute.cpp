@@ -325,6 +325,20 @@ struct tiled_runner {
         return t;
     }
 
+    // What a thread's scratch holds from the strips before, within one
+    // run: the row each repeated buffer holds (null: none yet), and the
+    // block each transposed input's scratch holds, so that a block read
+    // again (an input broadcast along the outer dims: the [1, 1, 197, 197]
+    // mask of L14 under [32, 12, 197, 197] scores, a tile per matrix) is
+    // transposed once per thread rather than once per tile.
+    struct scratch_memo {
+        const char *rep_src[op_dst] = {};
+        struct block {
+            const void *src = nullptr;
+            int64_t rows = 0, cols = 0;
+        } tr[op_dst];
+    };
+
     // Whether tile `b`'s dst rows continue tile `a`'s: the same columns,
     // its rows right after a's.
     bool continues(const tile &a, const tile &b) const {
@@ -337,8 +351,7 @@ struct tiled_runner {
     void run(int64_t i0, int64_t i1) const {
         char *const scr = thread_scratch();
         char *const carry = thread_carry();
-        // The row each repeated buffer holds now (null: none yet).
-        const char *rep_src[op_dst] = {};
+        scratch_memo memo;
         // dst_carry: the carry slots hold the last strip's tails.
         bool carried = false;
         for (int64_t it = i0; it < i1; ++it) {
@@ -389,8 +402,8 @@ struct tiled_runner {
                 const auto gc = static_cast<int64_t>(transpose_carry_cols);
                 const bool carry_out =
                         dst_carry && nr % gc == 0 && nr_next >= gc;
-                run_strip(tl, s, scr, next, next_bytes, n_strips, rep_src,
-                          carry, carried, carry_out);
+                run_strip(tl, s, scr, next, next_bytes, n_strips, memo, carry,
+                          carried, carry_out);
                 carried = carry_out;
             }
         }
@@ -405,7 +418,7 @@ struct tiled_runner {
     // the strip before (carry_in) and leave theirs to the next (carry_out).
     void run_strip(const tile &tl, int64_t s, char *scr,
                    const char *const *next, const int64_t *next_bytes,
-                   int64_t n_strips, const char **rep_src, char *carry,
+                   int64_t n_strips, scratch_memo &memo, char *carry,
                    bool carry_in, bool carry_out) const {
         const int nd = f.ndims;
         const int td = nd - 2, in = nd - 1;
@@ -421,30 +434,34 @@ struct tiled_runner {
         for (int i = 0; i < op_dst; ++i) {
             if (!tr[i])
                 continue;
-            transpose_call_args t;
-            t.src = ptr[i];
-            t.dst = sp;
-            t.rows = static_cast<uint64_t>(nr);
-            t.cols = static_cast<uint64_t>(nc);
-            t.src_ld = stride[i][in];
-            t.dst_ld = ld[i];
-            t.fence = 0;
-            if (stream) {
-                // This strip's share of the next tile's block, in lines.
-                if (next[i]) {
-                    const int64_t lines = (next_bytes[i] + 63) / 64;
-                    const int64_t b0 =
-                            std::min(lines * s / n_strips * 64, next_bytes[i]);
-                    const int64_t b1 = std::min(lines * (s + 1) / n_strips * 64,
-                                                next_bytes[i]);
-                    t.pf_next = next[i] + b0;
-                    t.pf_next_bytes = static_cast<uint64_t>(b1 - b0);
+            scratch_memo::block &held = memo.tr[i];
+            if (held.src != ptr[i] || held.rows != nr || held.cols != nc) {
+                held = { ptr[i], nr, nc };
+                transpose_call_args t;
+                t.src = ptr[i];
+                t.dst = sp;
+                t.rows = static_cast<uint64_t>(nr);
+                t.cols = static_cast<uint64_t>(nc);
+                t.src_ld = stride[i][in];
+                t.dst_ld = ld[i];
+                t.fence = 0;
+                if (stream) {
+                    // This strip's share of the next tile's block, in lines.
+                    if (next[i]) {
+                        const int64_t lines = (next_bytes[i] + 63) / 64;
+                        const int64_t b0 = std::min(lines * s / n_strips * 64,
+                                                    next_bytes[i]);
+                        const int64_t b1 = std::min(
+                                lines * (s + 1) / n_strips * 64, next_bytes[i]);
+                        t.pf_next = next[i] + b0;
+                        t.pf_next_bytes = static_cast<uint64_t>(b1 - b0);
+                    }
+                } else {
+                    // The operand's columns from c0 on, at these rows.
+                    t.pf_cols = static_cast<uint64_t>(f.dims[in] - tl.c0);
                 }
-            } else {
-                // The operand's columns from c0 on, at these rows.
-                t.pf_cols = static_cast<uint64_t>(f.dims[in] - tl.c0);
+                tr[i]->fn()(&t);
             }
-            tr[i]->fn()(&t);
             ptr[i] = sp;
             row_stride[i] = ld[i];
             sp += (strip * ld[i] + 63) / 64 * 64;
@@ -458,9 +475,9 @@ struct tiled_runner {
                 continue;
             const char *const row = static_cast<const char *>(ptr[i]);
             char *const buf = scr + rep_off[i];
-            if (rep_src[i] != row) {
+            if (memo.rep_src[i] != row) {
                 repeat_row(buf, row, nc * esize[i], wide);
-                rep_src[i] = row;
+                memo.rep_src[i] = row;
             }
             ptr[i] = buf;
         }

@@ -1001,6 +1001,36 @@ TEST_P(kernel_layouts, NamedLayouts) {
             KT_EXPECT(fails, run_plan_case(p, kisa(), plan_run_opts(), g),
                       "attention scores swapped " + nd_str(p));
         }
+        for (int64_t sq : { 3, 17, 64, 197 }) {
+            // ViT's scores written with the last two dims swapped (L14):
+            // folded in dst's order, the mask, broadcast along the outer
+            // dims, is transposed like the scores, and a thread keeps its
+            // transposed block across the tiles of one matrix each.
+            nd_spec s;
+            s.w = w;
+            s.dst_from_inputs = false;
+            s.dst = { 2, 5, sq, sq };
+            s.in[0] = { 1, 1, sq, sq };
+            s.in[1] = s.dst;
+            s.in[2] = {};
+            s.strides[3] = { 5 * sq * sq, sq * sq, 1, sq };
+            const si::select_nd p = make_nd(s);
+            if (jit() && sq == 197) {
+                const si::select_plan plan = si::plan_select(p, 0);
+                KT_EXPECT(fails,
+                          ::testing::AssertionResult(plan.transpose[si::op_cond]
+                                                     != nullptr)
+                                  << plan.kernel_str(),
+                          "mask transposed " + nd_str(p));
+            }
+            for (int nthr : { 1, 3 }) {
+                plan_run_opts o;
+                o.nthreads = nthr;
+                KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                          "scores written swapped, nthreads "
+                                  + std::to_string(nthr) + " " + nd_str(p));
+            }
+        }
     }
 }
 
