@@ -593,6 +593,9 @@ constexpr int64_t stream_budget = 256 * 1024;
 struct transposed_operands {
     int64_t w_min = 8, w_max = 0, w_sum = 0, panel_floor = 16;
     bool blocks = true, aligned = true;
+    // A transposed input broadcast along every outer dim (there being
+    // some): each tile of all rows reads the same block of it.
+    bool repeated = false;
 
     explicit transposed_operands(const select_folded &f) {
         const int nd = f.ndims;
@@ -608,6 +611,10 @@ struct transposed_operands {
                 blocks = blocks && i != op_dst && f.strides[i][nd - 2] == w
                          && f.strides[i][nd - 1] == rows * w;
                 aligned = aligned && f.strides[i][nd - 1] % 64 == 0;
+                bool outer_bcast = i != op_dst && nd > 2;
+                for (int d = 0; d + 2 < nd; ++d)
+                    outer_bcast = outer_bcast && f.strides[i][d] == 0;
+                repeated = repeated || outer_bcast;
             }
         w_sum = std::max<int64_t>(w_sum, 1);
     }
@@ -727,6 +734,13 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // A staged dst (dst_block_staged) is copied out a tile's block at a
     // time: panels of all rows where they fit and balance the threads.
     if (dst_block_staged(f) && fit >= rows && balanced(outer))
+        return { rows, inner };
+    // A transposed input broadcast along the outer dims (L14's mask
+    // [1, 1, 197, 197] under [32, 12, 197, 197] scores): tiles of all rows
+    // where they fit and balance the threads, so that a thread transposes
+    // that input once (scratch_memo) rather than once per tile (L14 f32:
+    // 1.11-1.26x over panels of 128 rows; docs/performance.md).
+    if (t.repeated && fit >= rows && balanced(outer))
         return { rows, inner };
     // A transposed dst: the row kernel writes a panel into the scratch
     // while it streams the inputs through L2, and only then do the

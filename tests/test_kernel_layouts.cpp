@@ -718,6 +718,21 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     const si::tile_shape t = si::plan_tiles(f, 2);
     EXPECT_EQ(t.rows, 64) << si::folded2str(f);
     EXPECT_EQ(t.cols, 56 * 56) << si::folded2str(f);
+    // ViT's scores written swapped (L14): the mask, transposed and
+    // broadcast along the outer dims, takes tiles of all 197 rows, in f32
+    // too (whose panels of 197 rows are otherwise 128, above).
+    nd_spec s;
+    s.w = 4;
+    s.dst_from_inputs = false;
+    s.dst = { 32, 12, 197, 197 };
+    s.in[0] = { 1, 1, 197, 197 };
+    s.in[1] = s.dst;
+    s.in[2] = {};
+    s.strides[3] = { 12 * 197 * 197, 197 * 197, 1, 197 };
+    const si::select_folded fv = si::fold_select(make_nd(s));
+    ASSERT_EQ(fv.mode[si::op_cond], si::inner_mode::transposed)
+            << si::folded2str(fv);
+    EXPECT_EQ(si::plan_tiles(fv, 2).rows, 197) << si::folded2str(fv);
 }
 
 TEST(kernel_layouts_tiles, StagedDstBlocks) {
