@@ -98,11 +98,14 @@ int plan_threads(const select_plan &plan, int nthreads);
 /// dim, each run in strips of `strip` rows (the scratch holds one strip of
 /// each transposed operand). `stream`: every transposed input's tile is one
 /// contiguous block, and each tile prefetches the next one's in address
-/// order (docs/design.md, Threads).
+/// order (docs/design.md, Threads). `cols_first`: the tiles of a column
+/// block in row order, then the next column block's (a transposed dst
+/// whose rows, the problem's columns, each thread then owns).
 struct tile_shape {
     int64_t rows, cols;
     int64_t strip = 0; ///< rows per strip; 0: the whole tile
     bool stream = false;
+    bool cols_first = false;
 };
 tile_shape plan_tiles(const select_folded &f, int nthreads);
 

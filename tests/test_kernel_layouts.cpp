@@ -646,7 +646,8 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     // input's lines (64 of a transposed dst's) that balance the threads;
     // tiles of 128 (64) rows and 128 KiB otherwise. A transposed dst's
     // panels take half the scratch, in multiples of 64 rows (at least 64
-    // where they fit the whole 1 MiB).
+    // where they fit the whole 1 MiB), and each thread a column block of
+    // them where the outer dims do not divide among the threads.
     struct tc {
         dims_t d;
         int op; // transposed operand (column-major), the rest row-major
@@ -663,7 +664,7 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         { { 197, 197 }, 1, 4, 1, 128, 197 },     // 4-byte: 128 of them
         { { 2048, 2048 }, 0, 4, 1, 256, 2048 },  // cond: 256 rows
         { { 2048, 2048 }, 0, 4, 12, 64, 2048 },  // 32 panels, 12 threads
-        { { 2048, 2048 }, 3, 4, 2, 64, 2048 },   // dst: half of 1 MiB
+        { { 2048, 2048 }, 3, 4, 2, 64, 1024 },   // dst: half of 1 MiB
         { { 2048, 2048 }, 1, 4, 16, 128, 2048 }, // 16 panels, 16 threads
         { { 2048, 2048 }, 1, 4, 12, 128, 256 },  // 16 panels, 12 threads
         { { 300, 257 }, 1, 4, 1, 128, 257 },     // two panels and a tail
@@ -688,14 +689,16 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         // bytes): panels of all rows where they fit and balance.
         { { 197, 197 }, 3, 4, 1, 197, 197 },   // 788-byte lines
         { { 300, 257 }, 3, 4, 1, 300, 257 },   // 1200-byte lines
-        { { 300, 257 }, 3, 4, 3, 128, 257 },   // one panel, 3 threads
+        { { 300, 257 }, 3, 4, 3, 128, 96 },    // 3 threads: columns
         { { 2047, 2047 }, 3, 4, 1, 64, 2047 }, // all rows do not fit
         // A transposed dst: half the budget, in whole carry granules (64
-        // rows), at least one where it fits the whole budget.
+        // rows), at least one where it fits the whole budget; with threads
+        // that the outer dims do not divide among, a column block (its dst
+        // rows) per thread.
         { { 2047, 2047 }, 3, 2, 1, 128, 2047 }, // 128 fit half
         { { 3000, 3000 }, 3, 4, 1, 64, 3000 },  // 43 fit half, 87 all
         { { 3000, 3000 }, 3, 2, 1, 64, 3000 },  // 87 fit half
-        { { 2048, 2048 }, 3, 4, 16, 64, 2048 }, // 32 panels, 16 threads
+        { { 2048, 2048 }, 3, 4, 16, 64, 128 },  // a column block each
         { { 1000, 1000 }, 3, 4, 1, 128, 1000 }, // 131 fit half: max 128
         { { 112, 2000 }, 3, 4, 1, 64, 2000 },   // 65 fit half
     };

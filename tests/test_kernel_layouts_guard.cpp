@@ -171,8 +171,9 @@ TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
     // (src/parallel_execute.cpp): first rows for which fewer fit, where
     // panels narrower than min_rows run down to 128 bytes of each line of a
     // transposed input (64 of dst's), then rows too long for those, where
-    // tiles narrower than the row run; with a tail of rows (and of
-    // columns), each operand transposed in turn.
+    // tiles narrower than the row run (and a transposed dst's column
+    // halves, one per thread); with a tail of rows (and of columns), each
+    // operand transposed in turn.
     auto &g = rng();
     int fails = 0;
     for (int w : { 4, 2, 1 })
@@ -200,12 +201,19 @@ TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
                 KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
                 const si::tile_shape t = si::plan_tiles(plan.folded, 2);
                 const bool panels = narrow_panels && floor_rows < min_rows;
+                // A transposed dst whose panels of 64 rows fit: the two
+                // threads' column halves (a multiple of 16), 64 rows each.
+                const bool dst_halves =
+                        op == 3 && (int64_t(1) << 20) / (c * wt) >= 64;
+                const int64_t half = ((c + 1) / 2 + 15) / 16 * 16;
                 KT_EXPECT(fails,
                           ::testing::AssertionResult(
-                                  panels ? t.rows >= floor_rows
-                                                   && t.rows < min_rows
-                                                   && t.cols == c
-                                         : t.rows == min_rows && t.cols < c)
+                                  dst_halves ? t.rows == 64 && t.cols == half
+                                                       && t.cols_first
+                                  : panels ? t.rows >= floor_rows
+                                                     && t.rows < min_rows
+                                                     && t.cols == c
+                                           : t.rows == min_rows && t.cols < c)
                                   << "tiles " << t.rows << " x " << t.cols,
                           desc);
                 for (bool at_end : { true, false })
