@@ -22,6 +22,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 
 #include <immintrin.h>
 #include <omp.h>
@@ -414,6 +415,15 @@ struct tiled_runner {
         _mm_sfence();
     }
 
+    // Strip `s`'s share, of `n` strips, of a prefetched block of `bytes`:
+    // [b0, b1), whole lines.
+    static std::pair<int64_t, int64_t> strip_share(int64_t bytes, int64_t s,
+                                                   int64_t n) {
+        const int64_t lines = (bytes + 63) / 64;
+        return { std::min(lines * s / n * 64, bytes),
+                 std::min(lines * (s + 1) / n * 64, bytes) };
+    }
+
     // Strip `s` of tile `tl`: its rows [s * strip, ...) by all its
     // columns; with streaming, share s of the next tile's prefetch.
     // With `carry` (dst_carry): the dst transposes continue the carry of
@@ -450,11 +460,8 @@ struct tiled_runner {
                 if (stream) {
                     // This strip's share of the next tile's block, in lines.
                     if (next[i]) {
-                        const int64_t lines = (next_bytes[i] + 63) / 64;
-                        const int64_t b0 = std::min(lines * s / n_strips * 64,
-                                                    next_bytes[i]);
-                        const int64_t b1 = std::min(
-                                lines * (s + 1) / n_strips * 64, next_bytes[i]);
+                        const auto [b0, b1] =
+                                strip_share(next_bytes[i], s, n_strips);
                         t.pf_next = next[i] + b0;
                         t.pf_next_bytes = static_cast<uint64_t>(b1 - b0);
                     }
@@ -543,11 +550,8 @@ struct tiled_runner {
             int n_pf = 0;
             for (int i = 0; i < op_dst; ++i)
                 if (next[i] && !tr[i]) {
-                    const int64_t lines = (next_bytes[i] + 63) / 64;
-                    const int64_t b0 =
-                            std::min(lines * s / n_strips * 64, next_bytes[i]);
-                    const int64_t b1 = std::min(lines * (s + 1) / n_strips * 64,
-                                                next_bytes[i]);
+                    const auto [b0, b1] =
+                            strip_share(next_bytes[i], s, n_strips);
                     pf[n_pf] = next[i] + b0;
                     pf_bytes[n_pf++] = b1 - b0;
                 }
@@ -722,6 +726,21 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
         const int64_t most = (items + nthr - 1) / nthr;
         return 4 * most * nthr <= 5 * items;
     };
+    // Panels of `r` rows (rounded down to a multiple of `g` where fewer
+    // than all), fewer (halving, in multiples of `g`, down to `least`)
+    // while they would leave the busiest thread over 1.25x the mean; 0
+    // where none balance.
+    const auto balanced_rows = [&](int64_t r, int64_t least, int64_t g) {
+        if (r < rows)
+            r = r / g * g;
+        for (;;) {
+            if (balanced(outer * ((rows + r - 1) / r)))
+                return r;
+            if (r <= least)
+                return int64_t(0);
+            r = std::max(least, r / 2 / g * g);
+        }
+    };
     // Streaming: where the transposed inputs' blocks fit stream_budget
     // (tiles_may_stream) and the tiles balance the threads, each tile runs
     // in strips of one AVX-512 register tile's rows (64 bytes of the
@@ -768,27 +787,15 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
             const int64_t cols = ((inner + nthr - 1) / nthr + 15) / 16 * 16;
             return { r, std::min(inner, cols), 0, false, true };
         }
-        for (;;) {
-            if (balanced(outer * ((rows + r - 1) / r)))
-                return { r, inner };
-            if (r <= gc)
-                break;
-            r = std::max(gc, r / 2 / gc * gc);
-        }
+        if (const int64_t b = balanced_rows(r, gc, gc))
+            return { b, inner };
     }
     if (fit >= std::min(min_rows, t.panel_floor)) {
         // The most rows that fit, fewer (halving, down to min_rows) while
         // the panels would leave the busiest thread over 1.25x the mean.
-        int64_t r = std::min({ rows, fit, max_rows });
-        if (r < rows)
-            r = r / 16 * 16;
-        for (;;) {
-            if (balanced(outer * ((rows + r - 1) / r)))
-                return { r, inner };
-            if (r <= min_rows)
-                break;
-            r = std::max(min_rows, r / 2 / 16 * 16);
-        }
+        const int64_t r = std::min({ rows, fit, max_rows });
+        if (const int64_t b = balanced_rows(r, min_rows, 16))
+            return { b, inner };
     }
     const int64_t cols = tile_budget / (min_rows * t.w_sum) / 16 * 16;
     return { min_rows, std::min(inner, std::max<int64_t>(16, cols)) };
