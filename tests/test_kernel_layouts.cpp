@@ -46,6 +46,21 @@ dims_t perm_strides(const dims_t &d, const perm_t &perm, int64_t pad = 0) {
     return s;
 }
 
+/// Attention scores `d` ([B, H, S, S], elements of `w` bytes) under a mask
+/// [1, 1, S, S] and a 0-D src_1, the last two dims of operand `op` (src_0
+/// or dst) swapped; the rest row-major.
+nd_spec scores_with_mask(int w, const dims_t &d, int op) {
+    nd_spec s;
+    s.w = w;
+    s.dst_from_inputs = false;
+    s.dst = d;
+    s.in[0] = { 1, 1, d[2], d[3] };
+    s.in[1] = d;
+    s.in[2] = {};
+    s.strides[op] = perm_strides(d, { 0, 1, 3, 2 });
+    return s;
+}
+
 perm_t identity(int rank) {
     perm_t p(static_cast<size_t>(rank));
     for (int i = 0; i < rank; ++i)
@@ -724,15 +739,8 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     // ViT's scores written swapped (L14): the mask, transposed and
     // broadcast along the outer dims, takes tiles of all 197 rows, in f32
     // too (whose panels of 197 rows are otherwise 128, above).
-    nd_spec s;
-    s.w = 4;
-    s.dst_from_inputs = false;
-    s.dst = { 32, 12, 197, 197 };
-    s.in[0] = { 1, 1, 197, 197 };
-    s.in[1] = s.dst;
-    s.in[2] = {};
-    s.strides[3] = { 12 * 197 * 197, 197 * 197, 1, 197 };
-    const si::select_folded fv = si::fold_select(make_nd(s));
+    const si::select_folded fv = si::fold_select(
+            make_nd(scores_with_mask(4, { 32, 12, 197, 197 }, si::op_dst)));
     ASSERT_EQ(fv.mode[si::op_cond], si::inner_mode::transposed)
             << si::folded2str(fv);
     EXPECT_EQ(si::plan_tiles(fv, 2).rows, 197) << si::folded2str(fv);
@@ -1007,15 +1015,8 @@ TEST_P(kernel_layouts, NamedLayouts) {
                                   + nd_str(p));
             }
         for (int64_t sq : { 3, 16, 17, 64 }) {
-            nd_spec s;
-            s.w = w;
-            s.dst_from_inputs = false;
-            s.dst = { 2, 4, sq, sq };
-            s.in[0] = { 1, 1, sq, sq };
-            s.in[1] = s.dst;
-            s.in[2] = {};
-            s.strides[1] = { 4 * sq * sq, sq * sq, 1, sq };
-            const si::select_nd p = make_nd(s);
+            const si::select_nd p =
+                    make_nd(scores_with_mask(w, { 2, 4, sq, sq }, si::op_src0));
             KT_EXPECT(fails, run_plan_case(p, kisa(), plan_run_opts(), g),
                       "attention scores swapped " + nd_str(p));
         }
@@ -1024,15 +1025,8 @@ TEST_P(kernel_layouts, NamedLayouts) {
             // folded in dst's order, the mask, broadcast along the outer
             // dims, is transposed like the scores, and a thread keeps its
             // transposed block across the tiles of one matrix each.
-            nd_spec s;
-            s.w = w;
-            s.dst_from_inputs = false;
-            s.dst = { 2, 5, sq, sq };
-            s.in[0] = { 1, 1, sq, sq };
-            s.in[1] = s.dst;
-            s.in[2] = {};
-            s.strides[3] = { 5 * sq * sq, sq * sq, 1, sq };
-            const si::select_nd p = make_nd(s);
+            const si::select_nd p =
+                    make_nd(scores_with_mask(w, { 2, 5, sq, sq }, si::op_dst));
             if (jit() && sq == 197) {
                 const si::select_plan plan = si::plan_select(p, 0);
                 KT_EXPECT(fails,
