@@ -778,15 +778,19 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
         int64_t r = std::min({ rows, max_rows, std::max(gc, half) });
         if (r < rows)
             r = r / gc * gc;
-        // Each thread its own dst rows where the outer dims do not divide
-        // among the threads: the columns in one block per thread, tiles in
-        // column order. Two threads storing into the same rows of [2047,
-        // 2047] (panels split among them) ran 1.29x one thread's speed,
-        // against 2.07x with the dst rows split (docs/performance.md).
-        if (nthr > 1 && outer % nthr != 0) {
-            const int64_t cols = ((inner + nthr - 1) / nthr + 15) / 16 * 16;
-            return { r, std::min(inner, cols), 0, false, true };
-        }
+        // Each thread its own dst rows where there are fewer matrices than
+        // threads (each thread's panels would store into rows another
+        // thread stores into): the columns in one block per thread, tiles
+        // in column order, where those blocks balance the threads. Two
+        // threads storing into the same rows of [2047, 2047] (panels split
+        // among them) ran 1.29x one thread's speed, against 2.07x with the
+        // dst rows split; with 3 or more matrices ([3, 2047, 2047], [5,
+        // 600, 600]) the column blocks ran 0.9-1.0x the panels, and 17
+        // columns in blocks of 16 and 1 left one thread all the work
+        // (docs/performance.md).
+        const int64_t cols = ((inner + nthr - 1) / nthr + 15) / 16 * 16;
+        if (nthr > 1 && outer < nthr && 4 * cols * nthr <= 5 * inner)
+            return { r, cols, 0, false, true };
         if (const int64_t b = balanced_rows(r, gc, gc))
             return { b, inner };
     }

@@ -662,7 +662,8 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     // tiles of 128 (64) rows and 128 KiB otherwise. A transposed dst's
     // panels take half the scratch, in multiples of 64 rows (at least 64
     // where they fit the whole 1 MiB), and each thread a column block of
-    // them where the outer dims do not divide among the threads.
+    // them where there are fewer matrices than threads and the blocks
+    // balance them.
     struct tc {
         dims_t d;
         int op; // transposed operand (column-major), the rest row-major
@@ -716,6 +717,8 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         { { 2048, 2048 }, 3, 4, 16, 64, 128 },  // a column block each
         { { 1000, 1000 }, 3, 4, 1, 128, 1000 }, // 131 fit half: max 128
         { { 112, 2000 }, 3, 4, 1, 64, 2000 },   // 65 fit half
+        // 17 columns: blocks of 16 and 1 would leave one thread the work.
+        { { 4096, 17 }, 3, 1, 2, 256, 17 },
     };
     for (const tc &c : cases) {
         dims_t st[4];
@@ -736,6 +739,16 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     const si::tile_shape t = si::plan_tiles(f, 2);
     EXPECT_EQ(t.rows, 64) << si::folded2str(f);
     EXPECT_EQ(t.cols, 56 * 56) << si::folded2str(f);
+    // A transposed dst of 3 matrices: panels at 2 threads, a column block
+    // (of 160) per thread at 4.
+    const dims_t d3 = { 3, 600, 600 };
+    st[3] = perm_strides(d3, { 0, 2, 1 });
+    const si::select_folded f3 = si::fold_select(full_nd(d3, st, 4));
+    const si::tile_shape t2 = si::plan_tiles(f3, 2), t4 = si::plan_tiles(f3, 4);
+    EXPECT_TRUE(t2.cols == 600 && !t2.cols_first)
+            << si::folded2str(f3) << " tiles " << t2.rows << " x " << t2.cols;
+    EXPECT_TRUE(t4.cols == 160 && t4.cols_first)
+            << si::folded2str(f3) << " tiles " << t4.rows << " x " << t4.cols;
     // ViT's scores written swapped (L14): the mask, transposed and
     // broadcast along the outer dims, takes tiles of all 197 rows, in f32
     // too (whose panels of 197 rows are otherwise 128, above).
