@@ -708,7 +708,8 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // busiest thread over 1.25x the mean. Where fewer than min_rows rows
     // fit (wide rows), narrower panels, down to panel_floor rows, where
     // they balance the threads. A transposed dst: panels of half the budget
-    // in whole carry granules (below). Where no panel fits: tiles of
+    // in whole carry granules, or column blocks of one granule's rows where
+    // no such panel fits (below). Where no panel fits: tiles of
     // min_rows rows by as many columns as fit tile_budget, in row panels.
     constexpr int64_t panel_budget = 1024 * 1024;
     constexpr int64_t tile_budget = 128 * 1024;
@@ -773,6 +774,23 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // line in pieces ([3000, 3000] f32 in panels of 80 rows: 1.55x the
     // time of 64, each with its faster store kind; docs/performance.md).
     const auto gc = static_cast<int64_t>(transpose_carry_cols);
+    // Rows too wide for a panel of one granule: tiles of one granule by as
+    // many columns as fit half the budget (fewer, halving, while they would
+    // leave the busiest thread over 1.25x the mean), a column block's tiles
+    // in row order, so that the carry chain runs from tile to tile down
+    // each column block. Narrow panels (32 or 16 rows, no carry) ran 1.3-1.8x
+    // longer ([699, 5623] and [1024, 8192] f32, [1024, 16384] and [3, 200,
+    // 10000] bf16; docs/performance.md).
+    if (f.mode[op_dst] == inner_mode::transposed && rows >= gc && fit < gc) {
+        const int64_t n_rb = (rows + gc - 1) / gc;
+        int64_t cols = std::min(
+                inner, std::max<int64_t>(16, panel_budget / 2 / (gc * t.w_sum)
+                                                     / 16 * 16));
+        while (cols > 16
+               && !balanced(outer * n_rb * ((inner + cols - 1) / cols)))
+            cols = std::max<int64_t>(16, cols / 2 / 16 * 16);
+        return { gc, cols, 0, false, true };
+    }
     if (f.mode[op_dst] == inner_mode::transposed && rows >= gc && fit >= gc) {
         const int64_t half = panel_budget / 2 / (inner * t.w_sum);
         int64_t r = std::min({ rows, max_rows, std::max(gc, half) });

@@ -693,14 +693,14 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         { { 300, 8000 }, 0, 4, 1, 128, 8000 },   // 131 fit: 128
         { { 3, 5000 }, 1, 4, 1, 3, 5000 },       // rows < 128
         // Narrow panels: 128 bytes of each input line, 64 of dst's.
-        { { 2048, 6144 }, 1, 4, 1, 32, 6144 },   // 42 fit: 32 (floor 32)
-        { { 2048, 6144 }, 1, 8, 1, 16, 6144 },   // 21 fit: 16 (floor 16)
-        { { 2048, 6144 }, 1, 8, 2, 16, 6144 },   // 128 panels, 2 threads
-        { { 300, 12544 }, 1, 4, 1, 128, 256 },   // 20 fit, floor 32: tiles
-        { { 300, 12544 }, 3, 4, 1, 16, 12544 },  // dst: floor 16
-        { { 4096, 16384 }, 1, 2, 1, 128, 512 },  // 32 fit, floor 64: tiles
-        { { 4096, 16384 }, 3, 2, 1, 32, 16384 }, // dst: floor 32
-        { { 16, 3136 }, 1, 8, 1, 16, 3136 },     // all 16 rows fit
+        { { 2048, 6144 }, 1, 4, 1, 32, 6144 },  // 42 fit: 32 (floor 32)
+        { { 2048, 6144 }, 1, 8, 1, 16, 6144 },  // 21 fit: 16 (floor 16)
+        { { 2048, 6144 }, 1, 8, 2, 16, 6144 },  // 128 panels, 2 threads
+        { { 300, 12544 }, 1, 4, 1, 128, 256 },  // 20 fit, floor 32: tiles
+        { { 300, 12544 }, 3, 4, 1, 64, 2048 },  // dst: a column block
+        { { 4096, 16384 }, 1, 2, 1, 128, 512 }, // 32 fit, floor 64: tiles
+        { { 4096, 16384 }, 3, 2, 1, 64, 4096 }, // dst: a column block
+        { { 16, 3136 }, 1, 8, 1, 16, 3136 },    // all 16 rows fit
         // A staged dst (lines back to back, pitch not a multiple of 64
         // bytes): panels of all rows where they fit and balance.
         { { 197, 197 }, 3, 4, 1, 197, 197 },   // 788-byte lines
@@ -719,6 +719,10 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         { { 112, 2000 }, 3, 4, 1, 64, 2000 },   // 65 fit half
         // 17 columns: blocks of 16 and 1 would leave one thread the work.
         { { 4096, 17 }, 3, 1, 2, 256, 17 },
+        // Rows too wide for 64: column blocks of half the budget, fewer
+        // while they would not balance the threads (2 blocks, 16 threads).
+        { { 64, 8192 }, 3, 4, 1, 64, 2048 },
+        { { 64, 8192 }, 3, 4, 16, 64, 512 },
     };
     for (const tc &c : cases) {
         dims_t st[4];

@@ -202,14 +202,19 @@ TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
                 const si::tile_shape t = si::plan_tiles(plan.folded, 2);
                 const bool panels = narrow_panels && floor_rows < min_rows;
                 // A transposed dst whose panels of 64 rows fit: the two
-                // threads' column halves (a multiple of 16), 64 rows each.
+                // threads' column halves (a multiple of 16), 64 rows each;
+                // where they do not, column blocks of 64 rows in half the
+                // 1 MiB budget.
                 const bool dst_halves =
                         op == 3 && (int64_t(1) << 20) / (c * wt) >= 64;
                 const int64_t half = ((c + 1) / 2 + 15) / 16 * 16;
+                const int64_t block = (int64_t(1) << 19) / (64 * wt);
                 KT_EXPECT(fails,
                           ::testing::AssertionResult(
                                   dst_halves ? t.rows == 64 && t.cols == half
                                                        && t.cols_first
+                                  : op == 3 ? t.rows == 64 && t.cols == block
+                                                      && t.cols_first
                                   : panels ? t.rows >= floor_rows
                                                      && t.rows < min_rows
                                                      && t.cols == c
