@@ -29,6 +29,7 @@
 
 #include "common.hpp"
 #include "dispatch.hpp"
+#include "select_schema.hpp"
 #include "kernels/ref_select.hpp"
 #include "verbose.hpp"
 
@@ -255,9 +256,7 @@ struct tiled_runner {
         if (tr[op_dst]) {
             int64_t sum = 0;
             for (int i = 0; i < op_dst; ++i)
-                if (!tr[i] && stride[i][nd - 1] == esize[i]
-                    && stride[i][nd - 2] == tile_cols * esize[i])
-                    sum += tile_rows * stride[i][nd - 2];
+                sum += input_block_bytes(i, tile_rows, tile_cols);
             pf_inputs = sum > 0 && sum <= pf_budget;
         }
         n_rb = (rows + tile_rows - 1) / tile_rows;
@@ -293,6 +292,16 @@ struct tiled_runner {
     // This thread's scratch, kept for the next execute.
     char *thread_scratch() const {
         return thread_buffer<struct tile_scratch_tag>(scratch);
+    }
+    // The bytes of a tile of `nr` x `nc` of input `i` where they are one
+    // contiguous block (an input read as it is, whole rows back to back);
+    // 0 otherwise.
+    int64_t input_block_bytes(int i, int64_t nr, int64_t nc) const {
+        const int nd = f.ndims;
+        return !tr[i] && stride[i][nd - 1] == esize[i]
+                               && stride[i][nd - 2] == nc * esize[i]
+                       ? nr * stride[i][nd - 2]
+                       : 0;
     }
     // This thread's carry slots, one per column of a tile (dst_carry).
     char *thread_carry() const {
@@ -377,14 +386,12 @@ struct tiled_runner {
                 // A transposed dst: the next tile's block of each input
                 // that is one contiguous block (whole rows back to back),
                 // prefetched over this tile's dst transposes.
-                const int nd = f.ndims;
                 int64_t sum = 0;
                 for (int i = 0; i < op_dst; ++i)
-                    if (!tr[i] && stride[i][nd - 1] == esize[i]
-                        && stride[i][nd - 2] == tn.nc * esize[i]) {
+                    if (const int64_t b = input_block_bytes(i, tn.nr, tn.nc)) {
                         next[i] = base[i] + tn.off[i];
-                        next_bytes[i] = tn.nr * stride[i][nd - 2];
-                        sum += next_bytes[i];
+                        next_bytes[i] = b;
+                        sum += b;
                     }
                 if (sum > pf_budget)
                     for (int i = 0; i < op_dst; ++i)
@@ -774,24 +781,25 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
     // line in pieces ([3000, 3000] f32 in panels of 80 rows: 1.55x the
     // time of 64, each with its faster store kind; docs/performance.md).
     const auto gc = static_cast<int64_t>(transpose_carry_cols);
-    // Rows too wide for a panel of one granule: tiles of one granule by as
-    // many columns as fit half the budget (fewer, halving, while they would
-    // leave the busiest thread over 1.25x the mean), a column block's tiles
-    // in row order, so that the carry chain runs from tile to tile down
-    // each column block. Narrow panels (32 or 16 rows, no carry) ran 1.3-1.8x
-    // longer ([699, 5623] and [1024, 8192] f32, [1024, 16384] and [3, 200,
-    // 10000] bf16; docs/performance.md).
-    if (f.mode[op_dst] == inner_mode::transposed && rows >= gc && fit < gc) {
-        const int64_t n_rb = (rows + gc - 1) / gc;
-        int64_t cols = std::min(
-                inner, std::max<int64_t>(16, panel_budget / 2 / (gc * t.w_sum)
-                                                     / 16 * 16));
-        while (cols > 16
-               && !balanced(outer * n_rb * ((inner + cols - 1) / cols)))
-            cols = std::max<int64_t>(16, cols / 2 / 16 * 16);
-        return { gc, cols, 0, false, true };
-    }
-    if (f.mode[op_dst] == inner_mode::transposed && rows >= gc && fit >= gc) {
+    if (f.mode[op_dst] == inner_mode::transposed && rows >= gc) {
+        // Rows too wide for a panel of one granule: tiles of one granule
+        // by as many columns as fit half the budget (fewer, halving, while
+        // they would leave the busiest thread over 1.25x the mean), a
+        // column block's tiles in row order, so that the carry chain runs
+        // from tile to tile down each column block. Narrow panels (32 or
+        // 16 rows, no carry) ran 1.3-1.8x longer ([699, 5623] and [1024,
+        // 8192] f32, [1024, 16384] and [3, 200, 10000] bf16;
+        // docs/performance.md).
+        if (fit < gc) {
+            const int64_t n_rb = (rows + gc - 1) / gc;
+            const int64_t fit_cols = panel_budget / 2 / (gc * t.w_sum);
+            int64_t cols =
+                    std::min(inner, std::max<int64_t>(16, fit_cols / 16 * 16));
+            while (cols > 16
+                   && !balanced(outer * n_rb * ((inner + cols - 1) / cols)))
+                cols = std::max<int64_t>(16, cols / 2 / 16 * 16);
+            return { gc, cols, 0, false, true };
+        }
         const int64_t half = panel_budget / 2 / (inner * t.w_sum);
         int64_t r = std::min({ rows, max_rows, std::max(gc, half) });
         if (r < rows)
@@ -989,10 +997,10 @@ executed execute_plan(const select_plan &plan, const select_nd &p,
         try {
             buf = thread_buffer<struct staged_inputs_tag>(plan.staged_bytes);
         } catch (const std::bad_alloc &) {
-            const char *names[op_dst] = { "cond", "src_0", "src_1" };
             std::string ports;
             for (const auto &st : plan.staged)
-                ports += std::string(ports.empty() ? "" : ", ") + names[st.op];
+                ports += std::string(ports.empty() ? "" : ", ")
+                         + select_port_names[st.op];
             fail(status::out_of_memory, "Select: no memory for the ",
                  plan.staged_bytes, "-byte staging copy of ", ports,
                  " (inputs in three or more dim orders)");
