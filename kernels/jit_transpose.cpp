@@ -841,9 +841,9 @@ private:
     // little less than 4 KiB apart (or 8), ran at 0.55-0.65 of the speed of two
     // (L12: its rows' lines agree in address bits 6 to 11;
     // docs/performance.md). The first block of a chain (c0 = 0 without
-    // carry_in) stores its pieces with regular stores instead and streams
-    // nothing; the last block of a call whose carry_out is not honoured streams
-    // and then stores its pieces too, so that no byte is left in the slots.
+    // carry_in) has no slot to join, and the last block of a call whose
+    // carry_out is not honoured must leave no byte in the slots: their
+    // partial lines are stored with regular stores (carry_rows).
     void carried_block() {
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         for (int sub = 0; sub < 2 * sb_ / kc_; ++sub)
@@ -856,29 +856,41 @@ private:
         mov(reg_tmp_, reg_r0_);
         shl(reg_tmp_, 6);
         add(r15, reg_tmp_);
-        Label l_next, l_mid, l_last, l_flush, l_end;
-        cmp(qword[rsp + stk_c0], 0);
-        jne(l_next, T_NEAR);
-        cmp(qword[reg_param_ + offsetof(transpose_call_args, carry_in)], 0);
-        jne(l_next, T_NEAR);
-        carry_rows(false, true);
-        jmp(l_end, T_NEAR);
-        L(l_next);
+        // The block ends the chain where it is the call's last whole block
+        // and the call's carry_out is not honoured (a multiple of 2 * sb_
+        // columns), and starts one where it is the call's first without
+        // carry_in.
+        Label l_keep, l_end;
         mov(reg_tmp_, arg(offsetof(transpose_call_args, cols)));
         sub(reg_tmp_, ptr[rsp + stk_c0]);
         cmp(reg_tmp_, 4 * sb_); // two blocks of 2 * sb_
-        jb(l_last, T_NEAR);
-        L(l_mid);
-        carry_rows(true, false);
-        jmp(l_end, T_NEAR);
-        L(l_last);
+        jae(l_keep, T_NEAR);
         cmp(qword[reg_param_ + offsetof(transpose_call_args, carry_out)], 0);
+        Label l_flush;
         je(l_flush, T_NEAR);
         test(byte[reg_param_ + offsetof(transpose_call_args, cols)],
              2 * sb_ - 1);
-        jz(l_mid, T_NEAR);
+        jz(l_keep, T_NEAR);
         L(l_flush);
-        carry_rows(true, true);
+        carried_rows(true);
+        jmp(l_end, T_NEAR);
+        L(l_keep);
+        carried_rows(false);
+        L(l_end);
+    }
+
+    // carried_block's rows, the first block of a chain (c0 = 0 without
+    // carry_in) apart from the others; `last`: the chain ends here.
+    void carried_rows(bool last) {
+        Label l_mid, l_end;
+        cmp(qword[rsp + stk_c0], 0);
+        jne(l_mid, T_NEAR);
+        cmp(qword[reg_param_ + offsetof(transpose_call_args, carry_in)], 0);
+        jne(l_mid, T_NEAR);
+        carry_rows(true, last);
+        jmp(l_end, T_NEAR);
+        L(l_mid);
+        carry_rows(false, last);
         L(l_end);
     }
 
@@ -889,52 +901,108 @@ private:
     int carry_pitch() const { return 2 * sb_ * w_ + carry_at(); }
 
     // carried_block's rows (reg_tmp2_: the staging block, reg_q_: dst row
-    // 0, r15: row 0's slot): `stream` the aligned lines, store the `whole`
-    // pieces with regular stores, and keep each piece's last 64 bytes.
-    void carry_rows(bool stream, bool whole) {
-        if constexpr (is_avx512)
-            carry_rows_avx512(stream, whole);
-        else
-            carry_rows_avx2(stream, whole);
+    // 0, r15: row 0's slot): each piece's aligned lines streamed, its last
+    // 64 bytes kept in the slot. `head`: the chain's first block, whose
+    // pieces have no slot to join (the bytes before them belong to other
+    // rows); `tail`: the chain's last, whose slots are not continued.
+    void carry_rows(bool head, bool tail) {
+        if constexpr (is_avx512) {
+            carry_rows_avx512(head, tail);
+        } else {
+            // A head's pieces stored whole with regular stores, nothing
+            // streamed; a tail streamed, then its pieces stored whole too.
+            carry_rows_avx2(!head, head || tail);
+        }
     }
 
-    void carry_rows_avx512(bool stream, bool whole) {
+    // AVX-512: a head's first line is stored by a regular store masked to
+    // the piece's bytes (its first m bytes are another row's), and a tail's
+    // m bytes past its last streamed line likewise, each within its aligned
+    // line; every other line is streamed once. Storing a head's or tail's
+    // pieces whole with regular stores instead wrote their lines twice,
+    // through the cache: chains of 4 or 5 blocks ([4, 256, 12544] in column
+    // blocks of 64 rows) ran their dst transposes 3.5x slower than aligned
+    // rows (docs/performance.md).
+    void carry_rows_avx512(bool head, bool tail) {
         const int row_bytes = 2 * sb_ * w_, nv = row_bytes / vlen;
+        const int n_e = vlen / g_;
         const Zmm cur[4] = { Zmm(0), Zmm(1), Zmm(5), Zmm(6) };
         const Zmm car(2), idx(3), idx1(4);
+        const Opmask k_head = k4, k_tail = k5;
+        const auto kmov = [&](const Opmask &k, const Reg64 &r) {
+            if (g_ == 2)
+                kmovd(k, r.cvt32());
+            else
+                kmovw(k, r.cvt32());
+        };
+        // The line at r14 + j * vlen: the m bytes of `lo`'s end, then the
+        // first vlen - m bytes of `hi`; stored under `k`, or streamed.
+        const auto line = [&](int j, const Zmm &lo, const Zmm &hi,
+                              const Opmask *k) {
+            vmovdqa64(idx1, idx);
+            if (g_ == 2)
+                vpermi2w(idx1, lo, hi);
+            else
+                vpermi2d(idx1, lo, hi);
+            if (!k)
+                vmovntdq(ptr[r14 + j * vlen], idx1);
+            else if (g_ == 2)
+                vmovdqu16(ptr[r14 + j * vlen] | *k, idx1);
+            else
+                vmovdqu32(ptr[r14 + j * vlen] | *k, idx1);
+        };
         for (int row = 0; row < tr_; ++row) {
             if (row > 0 && row % 4 == 0)
                 lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
             for (int j = 0; j < nv; ++j)
                 vmovdqa64(cur[j], ptr[reg_tmp2_ + row * row_bytes + j * vlen]);
+            // r14: the aligned line at a - m; r12: m / g_, then n_e - m /
+            // g_ (the join's first index).
             lea(r14, row_addr(row, 0));
-            if (whole)
-                for (int j = 0; j < nv; ++j)
-                    vmovdqu64(ptr[r14 + j * vlen], cur[j]);
-            if (stream) {
-                mov(r12, r14);
-                and_(r12, 63);
-                sub(r14, r12);
-                shr(r12, ilog2(g_));
-                neg(r12);
-                add(r12, vlen / g_);
+            mov(r12, r14);
+            and_(r12, 63);
+            sub(r14, r12);
+            shr(r12, ilog2(g_));
+            if (head || tail) {
+                // Elements [0, m / g_) of a line: the tail's; the rest:
+                // the head's.
+                mov(rax, -1);
+                bzhi(r13, rax, r12);
+                if (tail)
+                    kmov(k_tail, r13);
+                if (head) {
+                    not_(r13);
+                    kmov(k_head, r13);
+                }
+            }
+            Label l_aligned, l_done;
+            if (head) {
+                // m = 0: the piece's lines are its own vectors, streamed.
+                test(r12, r12);
+                jz(l_aligned, T_NEAR);
+            }
+            neg(r12);
+            add(r12, n_e);
+            if (g_ == 2) {
+                vpbroadcastw(idx, r12w);
+                vpaddw(idx, idx, ptr[rip + iota_constant(2)]);
+            } else {
+                vpbroadcastd(idx, r12d);
+                vpaddd(idx, idx, ptr[rip + iota_constant(4)]);
+            }
+            if (!head)
                 vmovdqa64(car, ptr[r15 + row * 64]);
-                if (g_ == 2) {
-                    vpbroadcastw(idx, r12w);
-                    vpaddw(idx, idx, ptr[rip + iota_constant(2)]);
-                } else {
-                    vpbroadcastd(idx, r12d);
-                    vpaddd(idx, idx, ptr[rip + iota_constant(4)]);
-                }
-                for (int j = 0; j < nv; ++j) {
-                    const Zmm lo = j == 0 ? car : cur[j - 1];
-                    vmovdqa64(idx1, idx);
-                    if (g_ == 2)
-                        vpermi2w(idx1, lo, cur[j]);
-                    else
-                        vpermi2d(idx1, lo, cur[j]);
-                    vmovntdq(ptr[r14 + j * vlen], idx1);
-                }
+            for (int j = 0; j < nv; ++j)
+                line(j, j == 0 ? (head ? cur[0] : car) : cur[j - 1], cur[j],
+                     head && j == 0 ? &k_head : nullptr);
+            if (tail)
+                line(nv, cur[nv - 1], cur[nv - 1], &k_tail);
+            if (head) {
+                jmp(l_done, T_NEAR);
+                L(l_aligned);
+                for (int j = 0; j < nv; ++j)
+                    vmovntdq(ptr[r14 + j * vlen], cur[j]);
+                L(l_done);
             }
             vmovdqa64(ptr[r15 + row * 64], cur[nv - 1]);
         }
