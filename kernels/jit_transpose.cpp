@@ -906,13 +906,10 @@ private:
     // pieces have no slot to join (the bytes before them belong to other
     // rows); `tail`: the chain's last, whose slots are not continued.
     void carry_rows(bool head, bool tail) {
-        if constexpr (is_avx512) {
+        if constexpr (is_avx512)
             carry_rows_avx512(head, tail);
-        } else {
-            // A head's pieces stored whole with regular stores, nothing
-            // streamed; a tail streamed, then its pieces stored whole too.
-            carry_rows_avx2(!head, head || tail);
-        }
+        else
+            carry_rows_avx2(head, tail);
     }
 
     // AVX-512: a head's first line is stored by a regular store masked to
@@ -1020,78 +1017,140 @@ private:
     // multiple of 4: the joins at k / 4 and k / 4 + 1 dwords, shifted
     // (8 * (k % 4) bits up and 32 - 8 * (k % 4) down; a shift of 32 is 0)
     // and or-ed.
-    void carry_rows_avx2(bool stream, bool whole) {
+    // A head's first line and a tail's m bytes past its last streamed
+    // line are stored as on AVX-512, by vpmaskmovd in dwords of their
+    // aligned lines, and for 2-byte elements where m % 4 = 2 the piece's
+    // first (last) element by a scalar store.
+    void carry_rows_avx2(bool head, bool tail) {
         const int rb = 2 * sb_ * w_, nv = rb / vlen, pitch = carry_pitch();
         const bool words = w_ == 2;
         const Ymm iota(15), idx(14), msk(13), idx2(12), msk2(11), q(10);
         const Xmm up(9), down(8);
         const Ymm p[2] = { Ymm(0), Ymm(1) }, p2[2] = { Ymm(2), Ymm(3) };
-        const Ymm z(4), z2(5), t(6);
-        if (stream)
-            vmovdqa(iota, ptr[rip + iota_constant(4)]);
+        const Ymm z(4), z2(5), t(6), lim(7);
+        vmovdqa(iota, ptr[rip + iota_constant(4)]);
+        std::vector<uint8_t> eights(vlen, 0);
+        for (int e = 0; e < vlen / 4; ++e)
+            eights[static_cast<size_t>(e * 4)] = 8;
+        Label &c8 = constant(std::move(eights));
         for (int row = 0; row < tr_; ++row) {
             const int s = row * pitch;
             if (row > 0 && row % 4 == 0)
                 lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
             lea(r14, row_addr(row, 0));
-            if (whole)
+            Label l_aligned, l_done;
+            if (head) {
+                // m = 0: the piece's lines are its own vectors, streamed.
+                test(r14, 63);
+                jz(l_aligned, T_NEAR);
+            }
+            vmovdqa(t, ptr[r15 + row * 64 + 32]);
+            vmovdqa(ptr[reg_tmp2_ + s - 32], t);
+            mov(r12, r14);
+            and_(r12, 63);
+            sub(r14, r12);
+            if (head) {
+                // lim: ceil(m / 4) - 1, the last dword of the line not the
+                // piece's.
+                lea(eax, ptr[r12 + 3]);
+                shr(eax, 2);
+                dec(eax);
+                vmovd(Xmm(lim.getIdx()), eax);
+                vpbroadcastd(lim, Xmm(lim.getIdx()));
+            }
+            if (words) {
+                mov(eax, r12d);
+                and_(eax, 3);
+                shl(eax, 3);
+                vmovd(up, eax);
+                neg(eax);
+                add(eax, 32);
+                vmovd(down, eax);
+            }
+            mov(eax, r12d);
+            and_(eax, 31);
+            shr(eax, 2);
+            vmovd(Xmm(q.getIdx()), eax);
+            vpbroadcastd(q, Xmm(q.getIdx()));
+            vpsubd(idx, iota, q);
+            vpcmpgtd(msk, q, iota);
+            if (words) {
+                vpcmpeqd(t, t, t);
+                vpsubd(q, q, t);
+                vpsubd(idx2, iota, q);
+                vpcmpgtd(msk2, q, iota);
+            }
+            // X_0 at rax, X_1 .. X_4 (X_5, X_6 past the piece, for a
+            // tail's line) from r13 on.
+            and_(r12d, 32);
+            lea(r13, ptr[reg_tmp2_ + s]);
+            sub(r13, r12);
+            neg(r12);
+            lea(rax, ptr[r15 + r12 + row * 64 + 32]);
+            const auto x = [&](int i) {
+                return i == 0 ? ptr[rax] : ptr[r13 + (i - 1) * vlen];
+            };
+            vpermd(p[0], idx, x(0));
+            if (words)
+                vpermd(p2[0], idx2, x(0));
+            const int n_out = tail ? nv + 2 : nv;
+            for (int i = 0; i < n_out; ++i) {
+                const int c = i & 1, n = c ^ 1;
+                vpermd(p[n], idx, x(i + 1));
+                vpblendvb(z, p[n], p[c], msk);
+                if (words) {
+                    vpermd(p2[n], idx2, x(i + 1));
+                    vpblendvb(z2, p2[n], p2[c], msk2);
+                    vpslld(z, z, up);
+                    vpsrld(z2, z2, down);
+                    vpor(z, z, z2);
+                }
+                if (head && i < 2) {
+                    // Dwords past lim.
+                    vpcmpgtd(t, iota, lim);
+                    vpmaskmovd(ptr[r14 + i * vlen], t, z);
+                    vpsubd(lim, lim, ptr[rip + c8]);
+                } else if (i < nv) {
+                    vmovntdq(ptr[r14 + i * vlen], z);
+                } else {
+                    // A tail: dwords below floor(m / 4) of the line after.
+                    if (i == nv) {
+                        lea(r12, row_addr(row, 0));
+                        sub(r12, r14);
+                        shr(r12d, 2);
+                        vmovd(Xmm(lim.getIdx()), r12d);
+                        vpbroadcastd(lim, Xmm(lim.getIdx()));
+                    }
+                    vpcmpgtd(t, lim, iota);
+                    vpmaskmovd(ptr[r14 + i * vlen], t, z);
+                    vpsubd(lim, lim, ptr[rip + c8]);
+                }
+            }
+            if (words) {
+                // m % 4 = 2: the piece's first (head) and last (tail)
+                // element, in the dword the masks leave out.
+                Label l_even;
+                lea(r12, row_addr(row, 0));
+                test(r12, 2);
+                jz(l_even, T_NEAR);
+                if (head) {
+                    movzx(eax, word[reg_tmp2_ + s]);
+                    mov(row_addr(row, 0), ax);
+                }
+                if (tail) {
+                    movzx(eax, word[reg_tmp2_ + s + rb - 2]);
+                    mov(row_addr(row, 0, rb - 2), ax);
+                }
+                L(l_even);
+            }
+            if (head) {
+                jmp(l_done, T_NEAR);
+                L(l_aligned);
                 for (int j = 0; j < nv; ++j) {
                     vmovdqa(t, ptr[reg_tmp2_ + s + j * vlen]);
-                    vmovdqu(ptr[r14 + j * vlen], t);
+                    vmovntdq(ptr[r14 + j * vlen], t);
                 }
-            if (stream) {
-                vmovdqa(t, ptr[r15 + row * 64 + 32]);
-                vmovdqa(ptr[reg_tmp2_ + s - 32], t);
-                mov(r12, r14);
-                and_(r12, 63);
-                sub(r14, r12);
-                if (words) {
-                    mov(eax, r12d);
-                    and_(eax, 3);
-                    shl(eax, 3);
-                    vmovd(up, eax);
-                    neg(eax);
-                    add(eax, 32);
-                    vmovd(down, eax);
-                }
-                mov(eax, r12d);
-                and_(eax, 31);
-                shr(eax, 2);
-                vmovd(Xmm(q.getIdx()), eax);
-                vpbroadcastd(q, Xmm(q.getIdx()));
-                vpsubd(idx, iota, q);
-                vpcmpgtd(msk, q, iota);
-                if (words) {
-                    vpcmpeqd(t, t, t);
-                    vpsubd(q, q, t);
-                    vpsubd(idx2, iota, q);
-                    vpcmpgtd(msk2, q, iota);
-                }
-                // X_0 at rax, X_1 .. X_4 from r13 on.
-                and_(r12d, 32);
-                lea(r13, ptr[reg_tmp2_ + s]);
-                sub(r13, r12);
-                neg(r12);
-                lea(rax, ptr[r15 + r12 + row * 64 + 32]);
-                const auto x = [&](int i) {
-                    return i == 0 ? ptr[rax] : ptr[r13 + (i - 1) * vlen];
-                };
-                vpermd(p[0], idx, x(0));
-                if (words)
-                    vpermd(p2[0], idx2, x(0));
-                for (int i = 0; i < nv; ++i) {
-                    const int c = i & 1, n = c ^ 1;
-                    vpermd(p[n], idx, x(i + 1));
-                    vpblendvb(z, p[n], p[c], msk);
-                    if (words) {
-                        vpermd(p2[n], idx2, x(i + 1));
-                        vpblendvb(z2, p2[n], p2[c], msk2);
-                        vpslld(z, z, up);
-                        vpsrld(z2, z2, down);
-                        vpor(z, z, z2);
-                    }
-                    vmovntdq(ptr[r14 + i * vlen], z);
-                }
+                L(l_done);
             }
             for (int j = 0; j < 2; ++j) {
                 vmovdqa(t, ptr[reg_tmp2_ + s + rb - 64 + j * vlen]);
