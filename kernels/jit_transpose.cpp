@@ -1109,7 +1109,8 @@ private:
                     // Dwords past lim.
                     vpcmpgtd(t, iota, lim);
                     vpmaskmovd(ptr[r14 + i * vlen], t, z);
-                    vpsubd(lim, lim, ptr[rip + c8]);
+                    if (i == 0)
+                        vpsubd(lim, lim, ptr[rip + c8]);
                 } else if (i < nv) {
                     vmovntdq(ptr[r14 + i * vlen], z);
                 } else {
@@ -1123,7 +1124,8 @@ private:
                     }
                     vpcmpgtd(t, lim, iota);
                     vpmaskmovd(ptr[r14 + i * vlen], t, z);
-                    vpsubd(lim, lim, ptr[rip + c8]);
+                    if (i == nv)
+                        vpsubd(lim, lim, ptr[rip + c8]);
                 }
             }
             if (words) {

@@ -734,20 +734,25 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
         const int64_t most = (items + nthr - 1) / nthr;
         return 4 * most * nthr <= 5 * items;
     };
+    // `v` halved (in multiples of `g`, down to `least`) while `items(v)`
+    // tiles would leave the busiest thread over 1.25x the mean.
+    const auto halve_to_balance = [&](int64_t v, int64_t least, int64_t g,
+                                      auto items) {
+        while (v > least && !balanced(items(v)))
+            v = std::max(least, v / 2 / g * g);
+        return v;
+    };
     // Panels of `r` rows (rounded down to a multiple of `g` where fewer
-    // than all), fewer (halving, in multiples of `g`, down to `least`)
-    // while they would leave the busiest thread over 1.25x the mean; 0
-    // where none balance.
+    // than all), halved down to `least` until they balance; 0 where none
+    // do.
     const auto balanced_rows = [&](int64_t r, int64_t least, int64_t g) {
         if (r < rows)
             r = r / g * g;
-        for (;;) {
-            if (balanced(outer * ((rows + r - 1) / r)))
-                return r;
-            if (r <= least)
-                return int64_t(0);
-            r = std::max(least, r / 2 / g * g);
-        }
+        const auto items = [&](int64_t v) {
+            return outer * ((rows + v - 1) / v);
+        };
+        r = halve_to_balance(r, least, g, items);
+        return balanced(items(r)) ? r : int64_t(0);
     };
     // Streaming: where the transposed inputs' blocks fit stream_budget
     // (tiles_may_stream) and the tiles balance the threads, each tile runs
@@ -793,11 +798,11 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
         if (fit < gc) {
             const int64_t n_rb = (rows + gc - 1) / gc;
             const int64_t fit_cols = panel_budget / 2 / (gc * t.w_sum);
-            int64_t cols =
-                    std::min(inner, std::max<int64_t>(16, fit_cols / 16 * 16));
-            while (cols > 16
-                   && !balanced(outer * n_rb * ((inner + cols - 1) / cols)))
-                cols = std::max<int64_t>(16, cols / 2 / 16 * 16);
+            const int64_t cols = halve_to_balance(
+                    std::min(inner, std::max<int64_t>(16, fit_cols / 16 * 16)),
+                    16, 16, [&](int64_t c) {
+                        return outer * n_rb * ((inner + c - 1) / c);
+                    });
             return { gc, cols, 0, false, true };
         }
         const int64_t half = panel_budget / 2 / (inner * t.w_sum);
