@@ -76,8 +76,11 @@
 // time: vpermi2{w,d} over two source registers at a time, merged under masks
 // (AVX-512, 2 to 8 bytes), vpermd and vpblendd (AVX2, 4 and 8 bytes), or
 // passes of vpermd then a zeroing vpshufb, or-ed together (1-byte
-// elements, and 2-byte ones on AVX2; VBMI is not assumed). The index and
-// mask constants follow the code. The rest of a call (fewer than V) runs
+// elements, and 2-byte ones on AVX2; VBMI is not assumed). Rows taken
+// apart in those byte cases first regroup the source's 16-byte lanes so
+// that each lane of R vectors holds what one output lane needs, then OR
+// R in-lane vpshufb per output (regrouped_rows). The index and mask
+// constants follow the code. The rest of a call (fewer than V) runs
 // the same block through two blocks on the stack (rep movsb in and out).
 // The non-temporal variant stores whole vectors non-temporally where every
 // one is aligned. Measured against the register tiles in
@@ -1237,17 +1240,21 @@ private:
     // ones on AVX2: passes of a vpermd that brings up to four dwords into
     // each 16-byte lane, then a vpshufb that picks the bytes from them and
     // zeroes the rest, or-ed together.
-    void permuted(const std::vector<src_elem> &src, const Vmm &acc) {
+    // `ew`: the bytes of src's elements (0: w_), so that a block can move
+    // whole dwords or lanes of an element size it does not hold.
+    void permuted(const std::vector<src_elem> &src, const Vmm &acc,
+                  int ew = 0) {
         const Vmm t(9), idx(10);
         const Opmask km = k3;
-        const int V = vlen / w_;
+        const int w = ew > 0 ? ew : w_;
+        const int V = vlen / w;
         std::vector<int> order; // source registers, in first use
         for (const src_elem &s : src)
             if (std::find(order.begin(), order.end(), s.reg) == order.end())
                 order.push_back(s.reg);
-        const bool words = is_avx512 && w_ == 2;
-        if (w_ >= 4 || words) {
-            const int u = words ? 2 : 4, per = w_ / u, nu = vlen / u;
+        const bool words = is_avx512 && w == 2;
+        if (w >= 4 || words) {
+            const int u = words ? 2 : 4, per = w / u, nu = vlen / u;
             // AVX-512: two source registers per vpermi2{w,d}.
             const size_t group = is_avx512 ? 2 : 1;
             bool first = true;
@@ -1311,8 +1318,8 @@ private:
             std::vector<std::pair<int, int>> todo;
             for (int e = 0; e < V; ++e)
                 if (src[e].reg == k)
-                    for (int j = 0; j < w_; ++j)
-                        todo.emplace_back(e * w_ + j, src[e].lane * w_ + j);
+                    for (int j = 0; j < w; ++j)
+                        todo.emplace_back(e * w + j, src[e].lane * w + j);
             while (!todo.empty()) {
                 std::vector<std::vector<int>> slots(nlanes);
                 std::vector<uint8_t> ib(vlen, 0), sb(vlen, 0x80);
@@ -1380,6 +1387,79 @@ private:
         pop(rsi);
     }
 
+    // Whether permuted() moves this element size in byte passes.
+    static constexpr bool byte_passes_for(int w) {
+        return w == 1 || (!is_avx512 && w == 2);
+    }
+    bool byte_passes() const { return byte_passes_for(w_); }
+
+    // The R output rows of a packed block of R rows (inputs in vectors 0
+    // .. R - 1, reg_q_ = the first output row, rows ostride apart) where
+    // permuted() would run byte passes. Output row o's lane L holds
+    // elements L * 16 / w .. of row o, flat source elements R apart that
+    // lie in the R source lanes (16-byte chunks, counted over the block)
+    // L * R .. L * R + R - 1, whatever o is. So R vectors G_j are built
+    // first, lane L of G_j = chunk L * R + j (whole lanes: vperm2i128 on
+    // AVX2, vpermi2d pairs on AVX-512), and each output is then the OR of R
+    // in-lane vpshufb of them: R + R * R shuffles for the block, where the
+    // byte passes took up to 2 * 4R per output (three 1-byte channels on
+    // AVX-512: 48 against 18; docs/performance.md).
+    void regrouped_rows(int R, const Reg64 &ostride, bool nt) {
+        const int g0 = is_avx512 ? 16 : 8; // G_j in g0 + j
+        const int nu = vlen / 4;           // dwords per vector
+        for (int j = 0; j < R; ++j) {
+            const Vmm g(g0 + j);
+            if constexpr (is_avx512) {
+                std::vector<src_elem> src(static_cast<size_t>(nu));
+                for (int d = 0; d < nu; ++d) {
+                    const int c = (d * 4 / lane_bytes) * R + j;
+                    const int f = c * (lane_bytes / 4) + d % (lane_bytes / 4);
+                    src[static_cast<size_t>(d)] = { f / nu, f % nu };
+                }
+                permuted(src, g, 4);
+            } else {
+                // Chunk c is lane c % 2 of input c / 2.
+                const int c0 = j, c1 = R + j;
+                vperm2i128(
+                        Ymm(g.getIdx()), Ymm(c0 / 2), Ymm(c1 / 2),
+                        static_cast<uint8_t>((c0 % 2) | ((2 + c1 % 2) << 4)));
+            }
+        }
+        // The inputs are dead: acc and t in vectors 0 and 1 (R >= 2).
+        const Vmm acc(0), t(1);
+        for (int o = 0; o < R; ++o) {
+            bool first = true;
+            for (int j = 0; j < R; ++j) {
+                std::vector<uint8_t> sb(vlen, 0x80);
+                bool any = false;
+                for (int p = 0; p < vlen; ++p) {
+                    const int L = p / lane_bytes, e = p / w_;
+                    const int f = (e * R + o) * w_ + p % w_;
+                    if (f / lane_bytes == L * R + j) {
+                        sb[static_cast<size_t>(p)] =
+                                static_cast<uint8_t>(f % lane_bytes);
+                        any = true;
+                    }
+                }
+                if (!any)
+                    continue;
+                if (first) {
+                    vpshufb(acc, Vmm(g0 + j), ptr[rip + constant(sb)]);
+                } else {
+                    vpshufb(t, Vmm(g0 + j), ptr[rip + constant(sb)]);
+                    if constexpr (is_avx512)
+                        vpord(acc, acc, t);
+                    else
+                        vpor(acc, acc, t);
+                }
+                first = false;
+            }
+            vstore(ptr[reg_q_], acc, nt);
+            if (o + 1 < R)
+                add(reg_q_, ostride);
+        }
+    }
+
     // The packed block of R lines: in vectors 0 .. R - 1 loaded (from
     // `in`, a vector apart, or from line pointers `istride` apart), out
     // vectors stored (to `out`, `ostride` apart, or a vector apart).
@@ -1401,6 +1481,10 @@ private:
         }
         if (rows)
             mov(reg_q_, out);
+        if (rows && byte_passes()) {
+            regrouped_rows(R, ostride, nt);
+            return;
+        }
         for (int o = 0; o < R; ++o) {
             std::vector<src_elem> src(static_cast<size_t>(V));
             for (int e = 0; e < V; ++e) {
