@@ -16,17 +16,21 @@
 // generation time, so where each piece ends up is computed, not assumed;
 // a network that does not yield whole rows throws.
 //
-// Wide register tiles (the regular variant; AVX-512 for 1-, 2- and 4-byte
-// elements, AVX2 for 2- and 4-byte ones): nl rows of vlen / w columns,
-// where each register is built from one 16-byte piece of each of n_lanes
-// lines nl columns apart (a load, then vinserti32x4 / vinserti128 from
-// memory), so that the same in-lane network leaves whole rows: nl
-// whole-vector stores in place of one 16-byte piece per row and group,
-// most of them extracted. A line's 64 bytes are read over the tr / nl wide
-// tiles of a step, so wide tiles run only where the lines of one lie
-// within 16 KiB and stay in L1 (a channels-last source: yes; the columns
-// of a [2048, 2048] matrix: no), and not for streamed tiles; the rest of
-// a call runs the register tiles above. Measured in docs/performance.md.
+// Wide register tiles (the regular variant; 1-, 2- and 4-byte elements):
+// 16 / w rows of n_lanes * nl columns, where each register is built from
+// one 16-byte piece of each of n_lanes lines nl columns apart (a load,
+// then vinserti32x4 / vinserti128 from memory), so that the same in-lane
+// network leaves whole rows: whole-vector stores in place of one 16-byte
+// piece per row and group, most of them extracted. AVX2 bytes (groups of
+// 8 lines, half a lane) leave two rows of 8 columns in each lane; a
+// vpermq makes each lane one row of 16 columns, stored as an xmm: 16-byte
+// stores in place of the register tile's 8-byte vmovq / vmovhps, which
+// cost 1.3x the time on an Intel Xeon (docs/performance.md). A line's 64 bytes
+// are read over the tr / nl wide tiles of a step, so wide tiles run only where
+// the lines of one lie within 16 KiB and stay in L1 (a channels-last source:
+// yes; the columns of a [2048, 2048] matrix: no), and not for streamed tiles;
+// the rest of a call runs the register tiles above. Measured in
+// docs/performance.md.
 //
 // Prefetch: each full register tile also prefetches (into L2, prefetcht2)
 // its lines' counterparts pf_ahead columns later, the lines the kernel loads
@@ -134,7 +138,7 @@ int ilog2(int v) {
 bool wide_tiles(kernel_isa isa, int w) {
     if (isa == kernel_isa::avx512_core)
         return w == 1 || w == 2 || w == 4;
-    return w == 2 || w == 4;
+    return w == 1 || w == 2 || w == 4;
 }
 
 template <kernel_isa isa, typename Vmm>
@@ -152,7 +156,7 @@ public:
         , groups_(kc_ / nl_)
         , nt_(key.nt_stores != 0)
         , sb_(std::max(kc_, 64 / key.elem_size))
-        , kcw_(vlen / key.elem_size)
+        , kcw_(n_lanes * nl_)
         , wide_(!nt_ && wide_tiles(isa, key.elem_size))
         , pk_rows_(std::min({ int(key.packed_lines), packed_max, tr_ - 1 }))
         , pk_cols_(std::min({ int(key.packed_lines), packed_max, kc_ - 1 }))
@@ -324,9 +328,12 @@ private:
     }
 
     // Wide register tiles: register k holds, in lane L, the 16 bytes at
-    // rows r0 .. r0 + nl_ - 1 of line nl_ * L + k; the same in-lane
+    // rows r0 .. r0 + 16 / w - 1 of line nl_ * L + k; the same in-lane
     // network then leaves nl_ registers, each one row of all kcw_ columns
-    // in order (wrow_: the register of each row).
+    // in order (wrow_: the register and lane of each row). AVX2 bytes
+    // (nl_ = 8 lines to a group, half a lane): each lane then holds two
+    // rows of its 8 lines, and a vpermq (qwords 0, 2, 1, 3) makes each
+    // lane one row of all 16 columns (wide_perm_), two rows a register.
     void plan_wide() {
         const int elems = vlen / w_, lane_elems = lane_bytes / w_;
         std::vector<content> regs = labelled(nl_, [&](int k, int e) {
@@ -336,16 +343,32 @@ private:
         for (int k = 0; k < nl_; ++k)
             vals[0].push_back(k);
         simulate(regs, vals, nl_, wops_);
-        wrow_.assign(static_cast<size_t>(nl_), -1);
-        for (int reg : vals[0]) {
-            const int row = regs[reg][0].row;
-            for (int e = 0; e < elems; ++e)
-                if (regs[reg][e].row != row || regs[reg][e].line != e)
-                    throw Error(ERR_INTERNAL);
-            if (wrow_[static_cast<size_t>(row)] != -1)
-                throw Error(ERR_INTERNAL);
-            wrow_[static_cast<size_t>(row)] = reg;
+        const int per_reg = elems / kcw_; // rows a register holds
+        if (per_reg == 2) {
+            const int q = 8 / w_; // elements per qword
+            for (int reg : vals[0]) {
+                content c = regs[reg];
+                for (int e = 0; e < elems; ++e) {
+                    static constexpr int from[4] = { 0, 2, 1, 3 };
+                    c[e] = regs[reg][from[e / q] * q + e % q];
+                }
+                regs[reg] = c;
+            }
         }
+        wrow_.assign(static_cast<size_t>(lane_elems), { -1, 0 });
+        for (int reg : vals[0])
+            for (int h = 0; h < per_reg; ++h) {
+                const int row = regs[reg][h * kcw_].row;
+                for (int e = 0; e < kcw_; ++e)
+                    if (regs[reg][h * kcw_ + e].row != row
+                        || regs[reg][h * kcw_ + e].line != e)
+                        throw Error(ERR_INTERNAL);
+                if (wrow_[static_cast<size_t>(row)].first != -1)
+                    throw Error(ERR_INTERNAL);
+                wrow_[static_cast<size_t>(row)] = { reg, h };
+            }
+        wide_perm_ = per_reg == 2;
+        wide_out_ = vals[0];
     }
 
     // --- code ------------------------------------------------------------
@@ -643,6 +666,10 @@ private:
             mov(reg_tmp2_, r);
             imul(reg_tmp2_, reg_dld_);
             add(reg_tmp2_, d);
+            // A loop this short ran 1.45x slower where the JIT's code
+            // before it left it across a 32-byte boundary (an AVX2 call of
+            // 10 rows by 69 columns, docs/performance.md).
+            align(32);
             L(l_r);
             {
                 const Address src_e = ptr[s + r * w_];
@@ -677,15 +704,17 @@ private:
         L(l_done);
     }
 
-    // Wide tile j (0 .. tr_ / nl_ - 1) of a step of tr_ rows: rows reg_r0_
-    // .. + nl_ - 1 of kcw_ columns from reg_sblk_, each register built from
-    // n_lanes 16-byte pieces (a load, then inserts from memory), the
-    // network, and one whole-vector store per row. It prefetches the
-    // counterparts of lines k = j, j + S, ... (S = tr_ / nl_ tiles per
-    // step): over a step, each line once per tr_ rows, as full_tile does
-    // (with no prefetch due, the hint falls on the line itself).
+    // Wide tile j (0 .. tr_ / wide_rows() - 1) of a step of tr_ rows: rows
+    // reg_r0_ .. + wide_rows() - 1 of kcw_ columns from reg_sblk_, each
+    // register built from n_lanes 16-byte pieces (a load, then inserts
+    // from memory), the network, and one store per row (a whole vector;
+    // AVX2 bytes: a lane). It prefetches the counterparts of lines k = j,
+    // j + S, ... (S = tr_ / wide_rows() tiles per step): over a step, each
+    // line once per tr_ rows, as full_tile does (with no prefetch due, the
+    // hint falls on the line itself).
+    int wide_rows() const { return lane_bytes / w_; }
     void wide_tile(int j) {
-        const int steps = tr_ / nl_;
+        const int steps = tr_ / wide_rows();
         lea(reg_p_[0], ptr[reg_sblk_ + reg_r0_ * w_]);
         if (n_lanes > 1) {
             imul(reg_tmp_, reg_ld_, nl_);
@@ -722,15 +751,23 @@ private:
             unpack(Vmm(op.dst_lo), Vmm(op.a), Vmm(op.b), op.gran, false);
             unpack(Vmm(op.dst_hi), Vmm(op.a), Vmm(op.b), op.gran, true);
         }
+        if constexpr (!is_avx512)
+            if (wide_perm_)
+                for (int reg : wide_out_)
+                    vpermq(Ymm(reg), Ymm(reg), 0xD8);
         row_pointer();
-        for (int row = 0; row < nl_; ++row) {
+        for (int row = 0; row < wide_rows(); ++row) {
             if (row > 0 && row % 4 == 0)
                 lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
-            const Vmm v(wrow_[static_cast<size_t>(row)]);
+            const auto [reg, h] = wrow_[static_cast<size_t>(row)];
             if constexpr (is_avx512)
-                vmovdqu32(row_addr(row, 0), v);
+                vmovdqu32(row_addr(row, 0), Vmm(reg));
+            else if (!wide_perm_)
+                vmovdqu(row_addr(row, 0), Vmm(reg));
+            else if (h == 0)
+                vmovdqu(row_addr(row, 0), Xmm(reg));
             else
-                vmovdqu(row_addr(row, 0), v);
+                vextracti128(row_addr(row, 0), Ymm(reg), 1);
         }
     }
 
@@ -749,9 +786,9 @@ private:
         cmp(reg_tmp_, wide_span);
         ja(l_cols, T_NEAR);
         column_blocks(l_cols, kcw_, [&] {
-            for (int j = 0; j < tr_ / nl_; ++j) {
+            for (int j = 0; j < tr_ / wide_rows(); ++j) {
                 wide_tile(j);
-                add(reg_r0_, nl_);
+                add(reg_r0_, wide_rows());
             }
         });
     }
@@ -1775,10 +1812,12 @@ private:
     const int w_, lw_, tr_, nl_, piece_, kc_, groups_;
     const bool nt_; // non-temporal variant
     const int sb_;  // its column block: max(kc_, 64 / w_) columns
-    const int kcw_; // columns of a wide tile: vlen / w_
+    const int kcw_; // columns of a wide tile: n_lanes * nl_
     const bool wide_;
+    bool wide_perm_ = false;    // plan_wide()
+    std::vector<int> wide_out_; // the network's output registers
     std::vector<unpack_op> ops_, wops_;
-    std::vector<int> wrow_;
+    std::vector<std::pair<int, int>> wrow_; // (register, lane) of each row
     std::vector<piece> pieces_;
     std::vector<std::pair<int, int>> upper_; // (register, spare xmm)
     const int stk_pk = stk_pk_at();
