@@ -163,7 +163,7 @@ public:
         , carry_ok_(nt_ && key.elem_size >= 2)
         , g_(std::min<int>(key.elem_size, 4)) {
         plan_network();
-        if (wide_)
+        if (wide_ || short_)
             plan_wide();
         generate();
         // W^X: the buffer was only ever read+write; now read+execute.
@@ -769,6 +769,108 @@ private:
             else
                 vextracti128(row_addr(row, 0), Ymm(reg), 1);
         }
+    }
+
+    // A call of at most short_max_ rows (AVX-512, at most one lane of each
+    // line): a register tile would load each of its 16 lines masked to
+    // those rows and run the network over all tr_ = 64 / w, most of it on
+    // nothing ([10, 47] bytes: 10 of 64 rows). The wide tiles' arrangement
+    // instead fills every lane: register k holds in lane L the rows of
+    // line nl_ * L + k, loaded by a load masked to those rows' bytes of
+    // lane L (merging, at the line's address less 16 L bytes, so that
+    // nothing outside the rows is read), and the network leaves whole rows
+    // of kcw_ columns, stored masked to the columns. Column blocks of
+    // kcw_; lines past the last column are not loaded. Any store kind:
+    // stores are regular, as the partial tiles' (no carry is left or
+    // taken, as with partial tiles). On an Intel Xeon, 1.5-2.3x the
+    // register tiles' speed for bytes, 1.0-2.0x for 2-byte elements and
+    // 1.1-1.7x for two rows of 4 bytes; calls of two lanes' rows ran no
+    // faster (docs/performance.md).
+    void short_rows(const Label &l_done) {
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        const size_t off_rows = offsetof(transpose_call_args, rows);
+        const size_t off_cols = offsetof(transpose_call_args, cols);
+        const int lane_elems = lane_bytes / w_;
+        const Opmask k_lane[4] = { k_rows_, k4, k5, k6 };
+        Label l_no, l_cb;
+        mov(reg_tmp2_, arg(off_rows));
+        cmp(reg_tmp2_, short_max_);
+        ja(l_no, T_NEAR);
+        if (lw_)
+            shl(reg_tmp2_, lw_);
+        mov(reg_tmp_, -1);
+        bzhi(reg_tmp_, reg_tmp_, reg_tmp2_);
+        kmovq(k_rows_, reg_tmp_);
+        for (int ln = 1; ln < n_lanes; ++ln)
+            kshiftlq(k_lane[ln], k_rows_, ln * lane_bytes);
+        const auto at = [&](const Reg64 &base, int q, int disp) {
+            return q == 0   ? ptr[base + disp]
+                   : q == 1 ? ptr[base + reg_ld_ + disp]
+                   : q == 2 ? ptr[base + reg_ld_ * 2 + disp]
+                            : ptr[base + reg_ld3_ + disp];
+        };
+        L(l_cb);
+        mov(reg_tmp_, arg(off_cols));
+        sub(reg_tmp_, ptr[rsp + stk_c0]);
+        jbe(l_done, T_NEAR);
+        mov(reg_tmp2_, kcw_);
+        cmp(reg_tmp_, reg_tmp2_);
+        cmova(reg_tmp_, reg_tmp2_);
+        mov(ptr[rsp + stk_cols], reg_tmp_);
+        if (lw_)
+            shl(reg_tmp_, lw_);
+        mov(reg_tmp2_, reg_tmp_);
+        mov(reg_tmp_, -1);
+        bzhi(reg_tmp_, reg_tmp_, reg_tmp2_);
+        kmovq(k_cols_, reg_tmp_);
+        // Lane bases: line nl_ * L.
+        mov(reg_p_[0], reg_sblk_);
+        imul(reg_tmp_, reg_ld_, nl_);
+        for (int ln = 1; ln < n_lanes; ++ln)
+            lea(reg_p_[ln], ptr[reg_p_[ln - 1] + reg_tmp_]);
+        // In line order, so that the first line past the last column ends
+        // the loads.
+        Label l_loaded;
+        for (int ln = 0; ln < n_lanes; ++ln) {
+            for (int k = 0; k < nl_; ++k) {
+                const int line = nl_ * ln + k;
+                if (k > 0 && k % 4 == 0)
+                    lea(reg_p_[ln], ptr[reg_p_[ln] + reg_ld_ * 4]);
+                if (line > 0) {
+                    cmp(qword[rsp + stk_cols], line);
+                    jbe(l_loaded, T_NEAR);
+                }
+                const Address a = at(reg_p_[ln], k % 4, -ln * lane_bytes);
+                if (ln == 0)
+                    vmovdqu8(Zmm(k) | k_lane[0] | T_z, a);
+                else
+                    vmovdqu8(Zmm(k) | k_lane[ln], a);
+            }
+        }
+        L(l_loaded);
+        for (const unpack_op &op : wops_) {
+            unpack(Vmm(op.dst_lo), Vmm(op.a), Vmm(op.b), op.gran, false);
+            unpack(Vmm(op.dst_hi), Vmm(op.a), Vmm(op.b), op.gran, true);
+        }
+        mov(reg_q_, reg_dblk_);
+        Label l_stored;
+        for (int row = 0; row < lane_elems; ++row) {
+            if (row > 0 && row % 4 == 0)
+                lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
+            if (row > 0) {
+                cmp(qword[reg_param_ + off_rows], row);
+                jbe(l_stored, T_NEAR);
+            }
+            vmovdqu8(row_addr(row, 0) | k_cols_,
+                     Zmm(wrow_[static_cast<size_t>(row)].first));
+        }
+        L(l_stored);
+        add(qword[rsp + stk_c0], kcw_);
+        imul(reg_tmp_, reg_ld_, kcw_);
+        add(reg_sblk_, reg_tmp_);
+        add(reg_dblk_, kcw_ * w_);
+        jmp(l_cb, T_NEAR);
+        L(l_no);
     }
 
     // The regular variant's column blocks of kcw_ columns in wide tiles
@@ -1710,6 +1812,8 @@ private:
 
         Label l_cblk, l_rblk, l_rtail, l_ctail, l_done;
         packed_dispatch(l_done);
+        if (short_)
+            short_rows(l_done);
         if (nt_)
             nt_blocks(l_cblk);
         else if (wide_)
@@ -1814,6 +1918,15 @@ private:
     const int sb_;  // its column block: max(kc_, 64 / w_) columns
     const int kcw_; // columns of a wide tile: n_lanes * nl_
     const bool wide_;
+    // AVX-512: the most rows of a call that runs short_rows (0: none): a
+    // lane's 16 / w rows of 1- and 2-byte elements, 2 rows of 4-byte ones
+    // (3 and 4 rows of 4 bytes ran 0.85-0.91x the register tiles from L2,
+    // docs/performance.md).
+    const int short_max_ = !is_avx512 ? 0
+                           : w_ <= 2  ? lane_bytes / w_
+                           : w_ == 4  ? 2
+                                      : 0;
+    const bool short_ = short_max_ > 0;
     bool wide_perm_ = false;    // plan_wide()
     std::vector<int> wide_out_; // the network's output registers
     std::vector<unpack_op> ops_, wops_;
