@@ -9,12 +9,14 @@
 // Each block is one channels-last image of c channels (c elements of w
 // bytes back to back per pixel) transposed into c rows of its pixels:
 // tr64, an image of layout case L4 ([3136, 64] into [64, 3136], the way
-// each panel's transpose runs), and tr3, one of L16 ([50176, 3] into [3,
-// 50176], the packed path of jit_transpose.hpp). 1, 16 and 128 blocks put the
-// source in L2, in a large L3 or beyond it, whichever those are on the machine
-// measured. GB/s counts the source bytes, so that transpose / memcpy is the
-// ratio of the times: how far the transposing phase of the tiled path is from a
-// plain copy of the same bytes in the same place (docs/performance.md,
+// each panel's transpose runs), tr12, twelve channels ([50176, 12] into
+// [12, 50176]: bytes run AVX-512's calls of at most a lane of rows,
+// wider elements the register tiles) and tr3, one of L16 ([50176, 3] into
+// [3, 50176], the packed path of jit_transpose.hpp). 1, 16 and 128 blocks put
+// the source in L2, in a large L3 or beyond it, whichever those are on the
+// machine measured. GB/s counts the source bytes, so that transpose / memcpy is
+// the ratio of the times: how far the transposing phase of the tiled path is
+// from a plain copy of the same bytes in the same place (docs/performance.md,
 // layouts).
 #include <cstring>
 #include <functional>
@@ -45,7 +47,7 @@ struct tr_data {
         : w(w_)
         , blocks(blocks_)
         , tr_rows(channels)
-        , tr_cols(channels == 3 ? 224 * 224 : 56 * 56)
+        , tr_cols(channels == 64 ? 56 * 56 : 224 * 224)
         , block_bytes(tr_rows * tr_cols * w_)
         , src(static_cast<size_t>(block_bytes * blocks_))
         , scratch(static_cast<size_t>(block_bytes)) {
@@ -133,7 +135,7 @@ void bm_transpose(benchmark::State &st, int w, int blocks, int channels,
 } // namespace
 
 void register_transpose() {
-    for (int c : { 64, 3 })
+    for (int c : { 64, 12, 3 })
         for (int w : { 4, 2, 1 })
             for (int blocks : { 1, 16, 128 }) {
                 const std::string base = "tr" + std::to_string(c) + "/e"

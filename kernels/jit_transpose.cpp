@@ -467,32 +467,36 @@ private:
         for (const piece &p : pieces_) {
             for (; !staged && quad < p.row / 4; ++quad)
                 lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
-            const Address a =
-                    staged ? stage_addr(p.row, p.group, sub, stage_row)
-                           : row_addr(p.row, p.group);
-            if (piece_ == lane_bytes) {
-                if (p.lane == 0) {
-                    if constexpr (is_avx512)
-                        vmovdqu32(a, Xmm(p.reg));
-                    else
-                        vmovdqu(a, Xmm(p.reg));
-                } else {
-                    if constexpr (is_avx512)
-                        vextracti32x4(a, Zmm(p.reg), p.lane);
-                    else
-                        vextracti128(a, Ymm(p.reg), p.lane);
-                }
-            } else {
-                int x = p.reg;
-                if (p.lane == 1)
-                    for (const auto &u : upper_)
-                        if (u.first == p.reg)
-                            x = u.second;
-                if (p.idx == 0)
-                    vmovq(a, Xmm(x));
+            store_piece(p, staged ? stage_addr(p.row, p.group, sub, stage_row)
+                                  : row_addr(p.row, p.group));
+        }
+    }
+
+    // One piece of a register tile to `a` (AVX2: the upper lanes already
+    // extracted into upper_'s spare registers where pieces are 8 bytes).
+    void store_piece(const piece &p, const Address &a) {
+        if (piece_ == lane_bytes) {
+            if (p.lane == 0) {
+                if constexpr (is_avx512)
+                    vmovdqu32(a, Xmm(p.reg));
                 else
-                    vmovhps(a, Xmm(x));
+                    vmovdqu(a, Xmm(p.reg));
+            } else {
+                if constexpr (is_avx512)
+                    vextracti32x4(a, Zmm(p.reg), p.lane);
+                else
+                    vextracti128(a, Ymm(p.reg), p.lane);
             }
+        } else {
+            int x = p.reg;
+            if (p.lane == 1)
+                for (const auto &u : upper_)
+                    if (u.first == p.reg)
+                        x = u.second;
+            if (p.idx == 0)
+                vmovq(a, Xmm(x));
+            else
+                vmovhps(a, Xmm(x));
         }
     }
 
@@ -870,6 +874,81 @@ private:
         add(reg_sblk_, reg_tmp_);
         add(reg_dblk_, kcw_ * w_);
         jmp(l_cb, T_NEAR);
+        L(l_no);
+    }
+
+    // AVX2, a call of fewer than tr_ rows that is not packed: register
+    // tiles of kc_ whole vectors from each line (its rows and the bytes
+    // after them), each tile's pieces stored for the call's rows only, in
+    // column blocks of kc_ while every vector a block loads ends within
+    // the source's span (the last line's last row): nothing outside the
+    // source is read, and only its rows are stored. The columns left, and
+    // all of a call whose span is shorter than that, run scalar_rect. A
+    // register tile's loads cannot be masked to bytes or words on AVX2,
+    // and before this, such calls ran scalar_rect whole (twelve 1-byte
+    // channels de-interleaved at 1.1-1.6 GB/s, docs/performance.md).
+    void avx2_short_rows(const Label &l_done) {
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        const size_t off_rows = offsetof(transpose_call_args, rows);
+        const size_t off_cols = offsetof(transpose_call_args, cols);
+        const int stk_limit = stk_pf; // unused on this path
+        Label l_no, l_cb, l_tail;
+        mov(reg_tmp_, arg(off_rows));
+        cmp(reg_tmp_, tr_);
+        jae(l_no, T_NEAR);
+        mov(ptr[rsp + stk_rows], reg_tmp_);
+        // limit = src + (cols - 1) * ld + rows * w - vlen: the last line
+        // address a whole vector may be loaded from.
+        mov(reg_tmp2_, arg(off_cols));
+        dec(reg_tmp2_);
+        imul(reg_tmp2_, reg_ld_);
+        lea(reg_tmp2_, ptr[reg_tmp2_ + reg_tmp_ * w_ - vlen]);
+        add(reg_tmp2_, reg_sblk_);
+        mov(ptr[rsp + stk_limit], reg_tmp2_);
+        xor_(reg_r0_, reg_r0_);
+        L(l_cb);
+        mov(reg_tmp_, arg(off_cols));
+        sub(reg_tmp_, ptr[rsp + stk_c0]);
+        cmp(reg_tmp_, kc_);
+        jb(l_tail, T_NEAR);
+        lea(reg_tmp_, ptr[reg_sblk_ + reg_ld3_ * 2]);
+        add(reg_tmp_, reg_ld_); // line kc_ - 1 = 7
+        cmp(reg_tmp_, ptr[rsp + stk_limit]);
+        ja(l_tail, T_NEAR);
+        tile_pointers();
+        for (int l = 0; l < kc_; ++l)
+            vmovdqu(Ymm(l), line_addr(l));
+        network();
+        row_pointer();
+        for (const auto &u : upper_)
+            vextracti128(Xmm(u.second), Ymm(u.first), 1);
+        Label l_stored;
+        int quad = 0, last_row = 0;
+        for (const piece &p : pieces_) {
+            if (p.row < last_row)
+                throw Error(ERR_INTERNAL); // pieces in row order
+            for (; quad < p.row / 4; ++quad)
+                lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
+            if (p.row > last_row) {
+                cmp(qword[rsp + stk_rows], p.row);
+                jbe(l_stored, T_NEAR);
+                last_row = p.row;
+            }
+            store_piece(p, row_addr(p.row, p.group));
+        }
+        L(l_stored);
+        add(qword[rsp + stk_c0], kc_);
+        imul(reg_tmp_, reg_ld_, kc_);
+        add(reg_sblk_, reg_tmp_);
+        add(reg_dblk_, kc_ * w_);
+        jmp(l_cb, T_NEAR);
+        L(l_tail);
+        mov(r12, ptr[rsp + stk_c0]);
+        mov(r13, arg(off_cols));
+        xor_(r14, r14);
+        mov(r15, arg(off_rows));
+        scalar_rect();
+        jmp(l_done, T_NEAR);
         L(l_no);
     }
 
@@ -1812,8 +1891,12 @@ private:
 
         Label l_cblk, l_rblk, l_rtail, l_ctail, l_done;
         packed_dispatch(l_done);
-        if (short_)
-            short_rows(l_done);
+        if constexpr (is_avx512) {
+            if (short_)
+                short_rows(l_done);
+        } else {
+            avx2_short_rows(l_done);
+        }
         if (nt_)
             nt_blocks(l_cblk);
         else if (wide_)
