@@ -151,6 +151,27 @@ TEST(ApiLayouts2, ChannelsLastNamedCases) {
         }
 }
 
+TEST(ApiLayouts2, FewChannelsBetweenChannelsLastAndNchw) {
+    // Channel counts under a register tile's rows (AVX-512: calls of at
+    // most a 16-byte lane of rows; AVX2: whole vectors within the
+    // source's span, the last columns scalar), s8 and bf16 as well as f32,
+    // pixel counts that leave column tails: channels-last inputs into an
+    // NCHW dst, and the reverse.
+    uint32_t seed = 300;
+    for (dt t : { dt::s8, dt::bf16, dt::f32 })
+        for (int64_t c : { 2, 3, 5, 9, 10, 12, 16, 17, 24, 31 })
+            for (const dims &hw : { dims { 9, 13 }, dims { 16, 40 } }) {
+                const dims d = { 2, c, hw[0], hw[1] };
+                const dims cl = nhwc_strides(d);
+                run_layout_case("nhwc_into_nchw", t, { d, cl }, { d, cl },
+                                { d, cl }, { d, {} }, seed++);
+                run_layout_case("nchw_into_nhwc", t, { d, {} }, { d, {} },
+                                { d, {} }, { d, cl }, seed++);
+                if (HasFailure())
+                    return;
+            }
+}
+
 TEST(ApiLayouts2, TransposedSquareOperands) {
     uint32_t seed = 100;
     for (dt t : layout_types)
