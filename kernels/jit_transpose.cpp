@@ -886,7 +886,7 @@ private:
     // all of a call whose span is shorter than that, run scalar_rect. A
     // register tile's loads cannot be masked to bytes or words on AVX2,
     // and before this, such calls ran scalar_rect whole (twelve 1-byte
-    // channels de-interleaved at 1.1-1.6 GB/s, docs/performance.md).
+    // channels de-interleaved at 1.1-1.7 GB/s, docs/performance.md).
     void avx2_short_rows(const Label &l_done) {
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         const size_t off_rows = offsetof(transpose_call_args, rows);

@@ -3,18 +3,23 @@
 // rows x cols elements of w bytes from src, contiguous along r (one line of
 // `rows` elements per column c, lines src_ld bytes apart), to dst,
 // contiguous along c (one row of `cols` elements per r, rows dst_ld bytes
-// apart). It reads and writes exactly those elements, no byte besides;
-// it may also prefetch (a hint that never faults) lines of the columns
-// [cols, pf_cols) at the same rows, and the bytes [pf_next, pf_next +
-// pf_next_bytes) in address order, which the caller vouches for.
-// Raw bits move: NaN payloads survive. No alignment is assumed; src_ld and
+// apart). It writes exactly those elements, no byte besides, and reads
+// them; an AVX2 call of fewer than 32 / w rows also reads bytes between
+// them (its lines' ends, gaps between lines), never before the first line
+// nor past the last line's last row. It may also prefetch (a hint that never
+// faults) lines of the columns [cols, pf_cols) at the same rows, and the bytes
+// [pf_next, pf_next + pf_next_bytes) in address order, which the caller vouches
+// for. Raw bits move: NaN payloads survive. No alignment is assumed; src_ld and
 // dst_ld are any positive byte counts (multiples of w). The kernels run in
 // register tiles (kernels/jit_transpose.cpp), wide ones of vlen / w columns
 // where a tile's source lines lie close together; a call of a few lines
 // contiguous on one side (src_ld = rows * w or dst_ld = cols * w) runs as
 // permuted vector blocks instead. AVX-512 keeps every
-// element on the vector path (masked partial tiles); AVX2 does where R is
-// at least 32 / w and C at least 8 (tails as overlapping full tiles).
+// element on the vector path (masked partial tiles, or one row per 16-byte
+// lane for calls of at most a lane of rows); AVX2 does where R is at
+// least 32 / w and C at least 8 (tails as overlapping full tiles), and
+// for fewer rows in the column blocks whose whole-vector loads end within
+// the source's span, the rest element by element.
 #ifndef SELGRAPH_KERNELS_JIT_TRANSPOSE_HPP
 #define SELGRAPH_KERNELS_JIT_TRANSPOSE_HPP
 
