@@ -649,6 +649,15 @@ private:
         }
     }
 
+    // Scalar copy of columns [c0, cols) x all rows (AVX2 tails).
+    void scalar_columns_left() {
+        mov(r12, ptr[rsp + stk_c0]);
+        mov(r13, ptr[reg_param_ + offsetof(transpose_call_args, cols)]);
+        xor_(r14, r14);
+        mov(r15, ptr[reg_param_ + offsetof(transpose_call_args, rows)]);
+        scalar_rect();
+    }
+
     // Scalar copy of columns [r12, r13) x rows [r14, r15) (AVX2 tails).
     void scalar_rect() {
         const Reg64 c_beg = r12, c_end = r13, r_beg = r14, r_end = r15;
@@ -751,6 +760,18 @@ private:
                     prefetcht2(at(reg_tmp_, k % 4));
                 }
         }
+        wide_network();
+        row_pointer();
+        for (int row = 0; row < wide_rows(); ++row) {
+            if (row > 0 && row % 4 == 0)
+                lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
+            store_wide_row(row);
+        }
+    }
+
+    // The wide tiles' network (AVX2 bytes: then one row of 16 columns to
+    // each lane).
+    void wide_network() {
         for (const unpack_op &op : wops_) {
             unpack(Vmm(op.dst_lo), Vmm(op.a), Vmm(op.b), op.gran, false);
             unpack(Vmm(op.dst_hi), Vmm(op.a), Vmm(op.b), op.gran, true);
@@ -759,20 +780,18 @@ private:
             if (wide_perm_)
                 for (int reg : wide_out_)
                     vpermq(Ymm(reg), Ymm(reg), 0xD8);
-        row_pointer();
-        for (int row = 0; row < wide_rows(); ++row) {
-            if (row > 0 && row % 4 == 0)
-                lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
-            const auto [reg, h] = wrow_[static_cast<size_t>(row)];
-            if constexpr (is_avx512)
-                vmovdqu32(row_addr(row, 0), Vmm(reg));
-            else if (!wide_perm_)
-                vmovdqu(row_addr(row, 0), Vmm(reg));
-            else if (h == 0)
-                vmovdqu(row_addr(row, 0), Xmm(reg));
-            else
-                vextracti128(row_addr(row, 0), Ymm(reg), 1);
-        }
+    }
+    // Row `row` of a wide tile to its dst row (reg_q_ = row & ~3).
+    void store_wide_row(int row) {
+        const auto [reg, h] = wrow_[static_cast<size_t>(row)];
+        if constexpr (is_avx512)
+            vmovdqu32(row_addr(row, 0), Vmm(reg));
+        else if (!wide_perm_)
+            vmovdqu(row_addr(row, 0), Vmm(reg));
+        else if (h == 0)
+            vmovdqu(row_addr(row, 0), Xmm(reg));
+        else
+            vextracti128(row_addr(row, 0), Ymm(reg), 1);
     }
 
     // A call of at most short_max_ rows (AVX-512, at most one lane of each
@@ -906,6 +925,30 @@ private:
         add(reg_tmp2_, reg_sblk_);
         mov(ptr[rsp + stk_limit], reg_tmp2_);
         xor_(reg_r0_, reg_r0_);
+        if (short_) {
+            // At most a lane of rows: wide tiles of kcw_ columns while the
+            // 16-byte loads of a block's lines end within the span.
+            Label l_wide, l_regular;
+            cmp(qword[rsp + stk_rows], short_max_);
+            ja(l_regular, T_NEAR);
+            L(l_wide);
+            mov(reg_tmp_, arg(off_cols));
+            sub(reg_tmp_, ptr[rsp + stk_c0]);
+            cmp(reg_tmp_, kcw_);
+            jb(l_regular, T_NEAR);
+            imul(reg_tmp_, reg_ld_, kcw_ - 1);
+            add(reg_tmp_, reg_sblk_);
+            sub(reg_tmp_, vlen - lane_bytes); // the limit is for vlen bytes
+            cmp(reg_tmp_, ptr[rsp + stk_limit]);
+            ja(l_regular, T_NEAR);
+            short_wide_tile();
+            add(qword[rsp + stk_c0], kcw_);
+            imul(reg_tmp_, reg_ld_, kcw_);
+            add(reg_sblk_, reg_tmp_);
+            add(reg_dblk_, kcw_ * w_);
+            jmp(l_wide, T_NEAR);
+            L(l_regular);
+        }
         L(l_cb);
         mov(reg_tmp_, arg(off_cols));
         sub(reg_tmp_, ptr[rsp + stk_c0]);
@@ -943,13 +986,46 @@ private:
         add(reg_dblk_, kc_ * w_);
         jmp(l_cb, T_NEAR);
         L(l_tail);
-        mov(r12, ptr[rsp + stk_c0]);
-        mov(r13, arg(off_cols));
-        xor_(r14, r14);
-        mov(r15, arg(off_rows));
-        scalar_rect();
+        scalar_columns_left();
         jmp(l_done, T_NEAR);
         L(l_no);
+    }
+
+    // AVX2, a call of at most short_max_ rows: a wide tile of kcw_ columns
+    // at reg_sblk_, register k holding 16 bytes of line k in lane 0 and of
+    // line nl_ + k in lane 1 (the call's rows and the bytes after them,
+    // within the source's span: avx2_short_rows), its rows below
+    // [rsp + stk_rows] stored whole to reg_dblk_.
+    void short_wide_tile() {
+        mov(reg_p_[0], reg_sblk_);
+        imul(reg_tmp_, reg_ld_, nl_);
+        lea(reg_p_[1], ptr[reg_p_[0] + reg_tmp_]);
+        const auto at = [&](const Reg64 &base, int q) {
+            return q == 0   ? ptr[base]
+                   : q == 1 ? ptr[base + reg_ld_]
+                   : q == 2 ? ptr[base + reg_ld_ * 2]
+                            : ptr[base + reg_ld3_];
+        };
+        for (int k = 0; k < nl_; ++k) {
+            if (k > 0 && k % 4 == 0)
+                for (int ln = 0; ln < 2; ++ln)
+                    lea(reg_p_[ln], ptr[reg_p_[ln] + reg_ld_ * 4]);
+            vmovdqu(Xmm(k), at(reg_p_[0], k % 4));
+            vinserti128(Ymm(k), Ymm(k), at(reg_p_[1], k % 4), 1);
+        }
+        wide_network();
+        mov(reg_q_, reg_dblk_);
+        Label l_stored;
+        for (int row = 0; row < wide_rows(); ++row) {
+            if (row > 0 && row % 4 == 0)
+                lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
+            if (row > 0) {
+                cmp(qword[rsp + stk_rows], row);
+                jbe(l_stored, T_NEAR);
+            }
+            store_wide_row(row);
+        }
+        L(l_stored);
     }
 
     // The regular variant's column blocks of kcw_ columns in wide tiles
@@ -1958,22 +2034,9 @@ private:
             sub(reg_sblk_, reg_tmp_);
             jmp(l_cblk, T_NEAR);
             L(l_scalar);
-            // Columns [c0, cols) x rows [0, rows): all of a call of fewer
-            // than kc_ columns.
-            mov(r12, ptr[rsp + stk_c0]);
-            mov(r13, arg(off_cols));
-            xor_(r14, r14);
-            mov(r15, arg(off_rows));
-            scalar_rect();
-            // Columns [0, c0) x all rows, where the call has fewer than
-            // tr_ rows (with tr_ or more the full tiles covered them).
-            xor_(r12, r12);
-            mov(r13, ptr[rsp + stk_c0]);
-            xor_(r14, r14);
-            mov(r15, arg(off_rows));
-            cmp(r15, tr_);
-            cmovae(r14, r15);
-            scalar_rect();
+            // All of a call of fewer than kc_ columns (calls of fewer than
+            // tr_ rows ran avx2_short_rows).
+            scalar_columns_left();
         }
         L(l_done);
         if (nt_) {
@@ -2001,11 +2064,14 @@ private:
     const int sb_;  // its column block: max(kc_, 64 / w_) columns
     const int kcw_; // columns of a wide tile: n_lanes * nl_
     const bool wide_;
-    // AVX-512: the most rows of a call that runs short_rows (0: none): a
-    // lane's 16 / w rows of 1- and 2-byte elements, 2 rows of 4-byte ones
-    // (3 and 4 rows of 4 bytes ran 0.85-0.91x the register tiles from L2,
-    // docs/performance.md).
-    const int short_max_ = !is_avx512 ? 0
+    // The most rows of a call that runs one row per 16-byte lane (0:
+    // none). AVX-512 (short_rows): a lane's 16 / w rows of 1- and 2-byte
+    // elements, 2 rows of 4-byte ones (3 and 4 rows of 4 bytes ran
+    // 0.85-0.91x the register tiles from L2, docs/performance.md). AVX2
+    // (avx2_short_rows' wide tiles): 16 rows of bytes (1.6-2.1x the
+    // register tiles from L2; 4 to 8 rows of 2-byte elements ran
+    // 0.69-0.98x there).
+    const int short_max_ = !is_avx512 ? (w_ == 1 ? lane_bytes : 0)
                            : w_ <= 2  ? lane_bytes / w_
                            : w_ == 4  ? 2
                                       : 0;
