@@ -1,4 +1,4 @@
-// Layout cases L1..L17: Select with operands in channels-last, permuted or
+// Layout cases L1..L18: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
@@ -6,7 +6,9 @@
 // the transposed operand, in lines of 788 or 394 bytes; L16: three-channel
 // images, channels-last inputs with a per-channel cond and an NCHW dst, so
 // that the tiles' rows are 3 elements; L17: three dim orders, so that cond
-// is staged and src_0 then transposed), each measured in
+// is staged and src_0 then transposed; L18: twelve channels, where the
+// dst transpose's calls have fewer rows than a register tile of bytes and
+// of AVX2's words), each measured in
 // the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -69,6 +71,7 @@ std::vector<layout_case> layout_cases(int64_t scale) {
     const dims_t odd = { 2047 * scale, 2047 };
     const dims_t stem = { 8 * scale, 64, 112, 112 };
     const dims_t rgb = { 16 * scale, 3, 224, 224 }, rgb_c = { 1, 3, 1, 1 };
+    const dims_t few = { 16 * scale, 12, 112, 112 };
     return {
         { "L1",
           "all NHWC",
@@ -165,6 +168,12 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           "cond NHWC, src_0 H and W swapped, src_1 and dst NCHW",
           { act, act, act, act },
           { nhwc, { 0, 1, 3, 2 }, {}, {} } },
+        { "L18",
+          "[16,12,112,112] NHWC inputs, dst NCHW",
+          { few, few, few, few },
+          { nhwc, nhwc, nhwc, {} },
+          false,
+          op_dst },
     };
 }
 
