@@ -649,6 +649,14 @@ private:
         }
     }
 
+    // On to the next `width` columns: c0, the source and dst blocks.
+    void next_columns(int width) {
+        add(qword[rsp + stk_c0], width);
+        imul(reg_tmp_, reg_ld_, width);
+        add(reg_sblk_, reg_tmp_);
+        add(reg_dblk_, width * w_);
+    }
+
     // Scalar copy of columns [c0, cols) x all rows (AVX2 tails).
     void scalar_columns_left() {
         mov(r12, ptr[rsp + stk_c0]);
@@ -888,10 +896,7 @@ private:
                      Zmm(wrow_[static_cast<size_t>(row)].first));
         }
         L(l_stored);
-        add(qword[rsp + stk_c0], kcw_);
-        imul(reg_tmp_, reg_ld_, kcw_);
-        add(reg_sblk_, reg_tmp_);
-        add(reg_dblk_, kcw_ * w_);
+        next_columns(kcw_);
         jmp(l_cb, T_NEAR);
         L(l_no);
     }
@@ -942,10 +947,7 @@ private:
             cmp(reg_tmp_, ptr[rsp + stk_limit]);
             ja(l_regular, T_NEAR);
             short_wide_tile();
-            add(qword[rsp + stk_c0], kcw_);
-            imul(reg_tmp_, reg_ld_, kcw_);
-            add(reg_sblk_, reg_tmp_);
-            add(reg_dblk_, kcw_ * w_);
+            next_columns(kcw_);
             jmp(l_wide, T_NEAR);
             L(l_regular);
         }
@@ -980,10 +982,7 @@ private:
             store_piece(p, row_addr(p.row, p.group));
         }
         L(l_stored);
-        add(qword[rsp + stk_c0], kc_);
-        imul(reg_tmp_, reg_ld_, kc_);
-        add(reg_sblk_, reg_tmp_);
-        add(reg_dblk_, kc_ * w_);
+        next_columns(kc_);
         jmp(l_cb, T_NEAR);
         L(l_tail);
         scalar_columns_left();
@@ -1490,10 +1489,7 @@ private:
             full_tile();
         }
         L(l_none);
-        add(qword[rsp + stk_c0], kc_);
-        imul(reg_tmp_, reg_ld_, kc_);
-        add(reg_sblk_, reg_tmp_);
-        add(reg_dblk_, kc_ * w_);
+        next_columns(kc_);
     }
 
     // --- few lines, packed ------------------------------------------------
