@@ -200,6 +200,32 @@ TEST_P(kernel_transpose, GuardPages) {
     }
 }
 
+TEST_P(kernel_transpose, FewerRowsThanATileAgainstGuards) {
+    // Every row count under a register tile's (AVX-512: one row per
+    // 16-byte lane up to a lane of rows; AVX2: whole-vector or 16-byte
+    // loads that must end within the source's span, then element by
+    // element), with lines back to back, one element apart (overlapping),
+    // a little apart and 64 bytes apart, columns around the column blocks,
+    // src and dst against guard pages, regular and non-temporal kernels.
+    auto &g = rng();
+    int fails = 0;
+    for (const auto &[w, k] : kernels(kisa())) {
+        ASSERT_NE(k, nullptr);
+        const int tr = tile_rows(kisa(), w);
+        for (int r = 1; r < tr; ++r)
+            for (uint64_t c : { 1, 7, 8, 9, 16, 17, 40, 67 })
+                for (int64_t ld : { int64_t(r) * w, int64_t(w),
+                                    int64_t(r + 1) * w, int64_t(r) * w + 64 }) {
+                    si::transpose_call_args a {};
+                    a.rows = uint64_t(r);
+                    a.cols = c;
+                    a.src_ld = ld;
+                    a.dst_ld = static_cast<int64_t>(c * w) + 3 * w;
+                    KT_EXPECT(fails, run_guarded(*k, w, a, g), case_str(*k, a));
+                }
+    }
+}
+
 TEST_P(kernel_transpose, PackedFewLinesBitExactAgainstGuards) {
     // A call of a few lines whose block is contiguous on one side: 2 to 8
     // rows with src lines back to back (src_ld = rows * w), or 2 to 8
