@@ -372,15 +372,16 @@ private:
     }
 
     // --- code ------------------------------------------------------------
-    Address line_addr(int l) {
-        const Reg64 &p = reg_p_[l / 4];
-        switch (l % 4) {
-            case 0: return ptr[p];
-            case 1: return ptr[p + reg_ld_];
-            case 2: return ptr[p + reg_ld_ * 2];
-            default: return ptr[p + reg_ld3_];
+    // Line q (0 .. 3) on from `base`, disp bytes on.
+    Address line_at(const Reg64 &base, int q, int disp = 0) {
+        switch (q) {
+            case 0: return ptr[base + disp];
+            case 1: return ptr[base + reg_ld_ + disp];
+            case 2: return ptr[base + reg_ld_ * 2 + disp];
+            default: return ptr[base + reg_ld3_ + disp];
         }
     }
+    Address line_addr(int l) { return line_at(reg_p_[l / 4], l % 4); }
     // Row `row` of the tile at reg_q_ = dst row (row & ~3), group g.
     Address row_addr(int row, int g, int extra = 0) {
         const int off = g * piece_ + extra;
@@ -588,16 +589,22 @@ private:
         }
     }
 
+    // AVX-512: k = the bytes of the first reg_tmp2_ elements (reg_tmp2_
+    // and reg_tmp_ clobbered).
+    void elem_mask(const Opmask &k) {
+        if (lw_)
+            shl(reg_tmp2_, lw_);
+        mov(reg_tmp_, -1);
+        bzhi(reg_tmp_, reg_tmp_, reg_tmp2_);
+        kmovq(k, reg_tmp_);
+    }
+
     // A partial tile (AVX-512): [rsp + stk_rows] rows (1 .. tr_) and
     // [rsp + stk_cols] columns (1 .. kc_).
     void partial_tile() {
         tile_pointers();
         mov(reg_tmp2_, ptr[rsp + stk_rows]);
-        if (lw_)
-            shl(reg_tmp2_, lw_);
-        mov(reg_tmp_, -1);
-        bzhi(reg_tmp_, reg_tmp_, reg_tmp2_);
-        kmovq(k_rows_, reg_tmp_);
+        elem_mask(k_rows_);
         Label l_loaded;
         for (int l = 0; l < kc_; ++l) {
             if (l > 0) {
@@ -621,11 +628,7 @@ private:
             mov(reg_tmp_, nl_);
             cmp(reg_tmp2_, reg_tmp_);
             cmova(reg_tmp2_, reg_tmp_);
-            if (lw_)
-                shl(reg_tmp2_, lw_);
-            mov(reg_tmp_, -1);
-            bzhi(reg_tmp_, reg_tmp_, reg_tmp2_);
-            kmovq(k_cols_, reg_tmp_);
+            elem_mask(k_cols_);
             row_pointer();
             int quad = 0;
             for (const piece &p : pieces_) {
@@ -647,6 +650,15 @@ private:
             }
             L(l_group_done);
         }
+    }
+
+    // To `l` where fewer than `width` columns are left (reg_tmp_: those
+    // left).
+    void if_fewer_columns(int width, const Label &l) {
+        mov(reg_tmp_, ptr[reg_param_ + offsetof(transpose_call_args, cols)]);
+        sub(reg_tmp_, ptr[rsp + stk_c0]);
+        cmp(reg_tmp_, width);
+        jb(l, T_NEAR);
     }
 
     // On to the next `width` columns: c0, the source and dst blocks.
@@ -735,39 +747,7 @@ private:
     // hint falls on the line itself).
     int wide_rows() const { return lane_bytes / w_; }
     void wide_tile(int j) {
-        const int steps = tr_ / wide_rows();
-        lea(reg_p_[0], ptr[reg_sblk_ + reg_r0_ * w_]);
-        if (n_lanes > 1) {
-            imul(reg_tmp_, reg_ld_, nl_);
-            for (int ln = 1; ln < n_lanes; ++ln)
-                lea(reg_p_[ln], ptr[reg_p_[ln - 1] + reg_tmp_]);
-        }
-        mov(reg_tmp2_, ptr[rsp + stk_pf]);
-        const auto at = [&](const Reg64 &base, int q) {
-            return q == 0   ? ptr[base]
-                   : q == 1 ? ptr[base + reg_ld_]
-                   : q == 2 ? ptr[base + reg_ld_ * 2]
-                            : ptr[base + reg_ld3_];
-        };
-        for (int k = 0; k < nl_; ++k) {
-            if (k > 0 && k % 4 == 0)
-                for (int ln = 0; ln < n_lanes; ++ln)
-                    lea(reg_p_[ln], ptr[reg_p_[ln] + reg_ld_ * 4]);
-            for (int ln = 0; ln < n_lanes; ++ln) {
-                const Address a = at(reg_p_[ln], k % 4);
-                if (ln == 0)
-                    vmovdqu(Xmm(k), a);
-                else if constexpr (is_avx512)
-                    vinserti32x4(Zmm(k), Zmm(k), a, ln);
-                else
-                    vinserti128(Ymm(k), Ymm(k), a, 1);
-            }
-            if (k % steps == j)
-                for (int ln = 0; ln < n_lanes; ++ln) {
-                    lea(reg_tmp_, ptr[reg_p_[ln] + reg_tmp2_]);
-                    prefetcht2(at(reg_tmp_, k % 4));
-                }
-        }
+        load_wide_lines(j);
         wide_network();
         row_pointer();
         for (int row = 0; row < wide_rows(); ++row) {
@@ -775,6 +755,43 @@ private:
                 lea(reg_q_, ptr[reg_q_ + reg_dld_ * 4]);
             store_wide_row(row);
         }
+    }
+
+    // A wide tile's registers from rows reg_r0_ .. of its kcw_ lines at
+    // reg_sblk_, with wide_tile j's prefetch (j < 0: none).
+    void load_wide_lines(int j) {
+        const int steps = tr_ / wide_rows();
+        lea(reg_p_[0], ptr[reg_sblk_ + reg_r0_ * w_]);
+        lane_pointers();
+        if (j >= 0)
+            mov(reg_tmp2_, ptr[rsp + stk_pf]);
+        for (int k = 0; k < nl_; ++k) {
+            if (k > 0 && k % 4 == 0)
+                for (int ln = 0; ln < n_lanes; ++ln)
+                    lea(reg_p_[ln], ptr[reg_p_[ln] + reg_ld_ * 4]);
+            for (int ln = 0; ln < n_lanes; ++ln) {
+                const Address a = line_at(reg_p_[ln], k % 4);
+                if (ln == 0)
+                    vmovdqu(Xmm(k), a);
+                else if constexpr (is_avx512)
+                    vinserti32x4(Zmm(k), Zmm(k), a, ln);
+                else
+                    vinserti128(Ymm(k), Ymm(k), a, 1);
+            }
+            if (j >= 0 && k % steps == j)
+                for (int ln = 0; ln < n_lanes; ++ln) {
+                    lea(reg_tmp_, ptr[reg_p_[ln] + reg_tmp2_]);
+                    prefetcht2(line_at(reg_tmp_, k % 4));
+                }
+        }
+    }
+    // reg_p_[L] = reg_p_[0] + L * nl_ lines: the wide tiles' lane bases.
+    void lane_pointers() {
+        if (n_lanes == 1)
+            return;
+        imul(reg_tmp_, reg_ld_, nl_);
+        for (int ln = 1; ln < n_lanes; ++ln)
+            lea(reg_p_[ln], ptr[reg_p_[ln - 1] + reg_tmp_]);
     }
 
     // The wide tiles' network (AVX2 bytes: then one row of 16 columns to
@@ -827,19 +844,9 @@ private:
         mov(reg_tmp2_, arg(off_rows));
         cmp(reg_tmp2_, short_max_);
         ja(l_no, T_NEAR);
-        if (lw_)
-            shl(reg_tmp2_, lw_);
-        mov(reg_tmp_, -1);
-        bzhi(reg_tmp_, reg_tmp_, reg_tmp2_);
-        kmovq(k_rows_, reg_tmp_);
+        elem_mask(k_rows_);
         for (int ln = 1; ln < n_lanes; ++ln)
             kshiftlq(k_lane[ln], k_rows_, ln * lane_bytes);
-        const auto at = [&](const Reg64 &base, int q, int disp) {
-            return q == 0   ? ptr[base + disp]
-                   : q == 1 ? ptr[base + reg_ld_ + disp]
-                   : q == 2 ? ptr[base + reg_ld_ * 2 + disp]
-                            : ptr[base + reg_ld3_ + disp];
-        };
         L(l_cb);
         mov(reg_tmp_, arg(off_cols));
         sub(reg_tmp_, ptr[rsp + stk_c0]);
@@ -848,17 +855,10 @@ private:
         cmp(reg_tmp_, reg_tmp2_);
         cmova(reg_tmp_, reg_tmp2_);
         mov(ptr[rsp + stk_cols], reg_tmp_);
-        if (lw_)
-            shl(reg_tmp_, lw_);
         mov(reg_tmp2_, reg_tmp_);
-        mov(reg_tmp_, -1);
-        bzhi(reg_tmp_, reg_tmp_, reg_tmp2_);
-        kmovq(k_cols_, reg_tmp_);
-        // Lane bases: line nl_ * L.
+        elem_mask(k_cols_);
         mov(reg_p_[0], reg_sblk_);
-        imul(reg_tmp_, reg_ld_, nl_);
-        for (int ln = 1; ln < n_lanes; ++ln)
-            lea(reg_p_[ln], ptr[reg_p_[ln - 1] + reg_tmp_]);
+        lane_pointers();
         // In line order, so that the first line past the last column ends
         // the loads.
         Label l_loaded;
@@ -871,7 +871,7 @@ private:
                     cmp(qword[rsp + stk_cols], line);
                     jbe(l_loaded, T_NEAR);
                 }
-                const Address a = at(reg_p_[ln], k % 4, -ln * lane_bytes);
+                const Address a = line_at(reg_p_[ln], k % 4, -ln * lane_bytes);
                 if (ln == 0)
                     vmovdqu8(Zmm(k) | k_lane[0] | T_z, a);
                 else
@@ -937,10 +937,7 @@ private:
             cmp(qword[rsp + stk_rows], short_max_);
             ja(l_regular, T_NEAR);
             L(l_wide);
-            mov(reg_tmp_, arg(off_cols));
-            sub(reg_tmp_, ptr[rsp + stk_c0]);
-            cmp(reg_tmp_, kcw_);
-            jb(l_regular, T_NEAR);
+            if_fewer_columns(kcw_, l_regular);
             imul(reg_tmp_, reg_ld_, kcw_ - 1);
             add(reg_tmp_, reg_sblk_);
             sub(reg_tmp_, vlen - lane_bytes); // the limit is for vlen bytes
@@ -952,10 +949,7 @@ private:
             L(l_regular);
         }
         L(l_cb);
-        mov(reg_tmp_, arg(off_cols));
-        sub(reg_tmp_, ptr[rsp + stk_c0]);
-        cmp(reg_tmp_, kc_);
-        jb(l_tail, T_NEAR);
+        if_fewer_columns(kc_, l_tail);
         lea(reg_tmp_, ptr[reg_sblk_ + reg_ld3_ * 2]);
         add(reg_tmp_, reg_ld_); // line kc_ - 1 = 7
         cmp(reg_tmp_, ptr[rsp + stk_limit]);
@@ -996,22 +990,7 @@ private:
     // within the source's span: avx2_short_rows), its rows below
     // [rsp + stk_rows] stored whole to reg_dblk_.
     void short_wide_tile() {
-        mov(reg_p_[0], reg_sblk_);
-        imul(reg_tmp_, reg_ld_, nl_);
-        lea(reg_p_[1], ptr[reg_p_[0] + reg_tmp_]);
-        const auto at = [&](const Reg64 &base, int q) {
-            return q == 0   ? ptr[base]
-                   : q == 1 ? ptr[base + reg_ld_]
-                   : q == 2 ? ptr[base + reg_ld_ * 2]
-                            : ptr[base + reg_ld3_];
-        };
-        for (int k = 0; k < nl_; ++k) {
-            if (k > 0 && k % 4 == 0)
-                for (int ln = 0; ln < 2; ++ln)
-                    lea(reg_p_[ln], ptr[reg_p_[ln] + reg_ld_ * 4]);
-            vmovdqu(Xmm(k), at(reg_p_[0], k % 4));
-            vinserti128(Ymm(k), Ymm(k), at(reg_p_[1], k % 4), 1);
-        }
+        load_wide_lines(-1); // reg_r0_ = 0
         wide_network();
         mov(reg_q_, reg_dblk_);
         Label l_stored;
@@ -1058,10 +1037,7 @@ private:
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         Label l_blk, l_rows, l_tail;
         L(l_blk);
-        mov(reg_tmp_, arg(offsetof(transpose_call_args, cols)));
-        sub(reg_tmp_, ptr[rsp + stk_c0]);
-        cmp(reg_tmp_, width);
-        jb(l_cols, T_NEAR);
+        if_fewer_columns(width, l_cols);
         set_prefetch(width);
         xor_(reg_r0_, reg_r0_);
         L(l_rows);
@@ -1975,10 +1951,7 @@ private:
             wide_blocks(l_cblk);
         L(l_cblk);
         {
-            mov(reg_tmp_, arg(off_cols));
-            sub(reg_tmp_, ptr[rsp + stk_c0]);
-            cmp(reg_tmp_, kc_);
-            jb(l_ctail, T_NEAR);
+            if_fewer_columns(kc_, l_ctail);
             set_prefetch(kc_);
             xor_(reg_r0_, reg_r0_);
             L(l_rblk);
