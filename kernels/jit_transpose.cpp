@@ -27,9 +27,13 @@
 // stores in place of the register tile's 8-byte vmovq / vmovhps, which
 // cost 1.3x the time on an Intel Xeon (docs/performance.md). A line's 64 bytes
 // are read over the tr / nl wide tiles of a step, so wide tiles run only where
-// the lines of one lie within 16 KiB and stay in L1 (a channels-last source:
-// yes; the columns of a [2048, 2048] matrix: no), and not for streamed tiles;
-// the rest of a call runs the register tiles above. Measured in
+// the lines of one stay in L1: where they lie within 16 KiB (a channels-last
+// source), or, for a source in the caches (transpose_call_args::src_cached:
+// the scratch), where src_ld does not put them into one or two L1 sets; not
+// for the columns of a [2048, 2048] matrix in memory, nor for streamed
+// tiles (wide_lines). The rest of a call runs the register tiles above. On
+// AVX-512 a wide tile's rows are whole 64-byte lines, which the
+// non-temporal variant streams as they are. Measured in
 // docs/performance.md.
 //
 // Prefetch: each full register tile also prefetches (into L2, prefetcht2)
@@ -54,7 +58,9 @@
 // it to the write-combining buffers, which flush half-filled lines. So
 // where dst and dst_ld are multiples of 64 bytes, the kernel walks column
 // blocks of sb = max(kc, 64 / w) columns (64 bytes of a dst row, or one
-// register tile where that is wider): the sb / kc register tiles of a
+// register tile where that is wider): on AVX-512, wide tiles where their
+// lines suit them (above), whose rows are those 64 bytes, streamed
+// straight from the register; otherwise the sb / kc register tiles of a
 // block of rows store their pieces into a staging block on the stack (tr
 // rows of sb * w bytes, in L1), and each staged row goes to dst with
 // whole-vector non-temporal stores, full lines only. Rows past the last
@@ -157,7 +163,7 @@ public:
         , nt_(key.nt_stores != 0)
         , sb_(std::max(kc_, 64 / key.elem_size))
         , kcw_(n_lanes * nl_)
-        , wide_(!nt_ && wide_tiles(isa, key.elem_size))
+        , wide_(wide_tiles(isa, key.elem_size) && (!nt_ || is_avx512))
         , pk_rows_(std::min({ int(key.packed_lines), packed_max, tr_ - 1 }))
         , pk_cols_(std::min({ int(key.packed_lines), packed_max, kc_ - 1 }))
         , carry_ok_(nt_ && key.elem_size >= 2)
@@ -204,7 +210,9 @@ private:
     static constexpr int stk_slots = 72;
     static constexpr int stage_max = 64 * 64;
     static constexpr int pf_ahead = 32; // columns
-    // The most bytes a wide tile's lines may span: half a 32 KiB L1.
+    // Wide tiles' lines that span at most this many bytes stay in L1
+    // whatever their stride (half a 32 KiB L1); lines further apart do
+    // where they spread over its sets (wide_lines).
     static constexpr int wide_span = 16 * 1024;
     // The most lines of a packed call (transpose_key::packed_lines).
     static constexpr int packed_max = 8;
@@ -809,9 +817,12 @@ private:
     // Row `row` of a wide tile to its dst row (reg_q_ = row & ~3).
     void store_wide_row(int row) {
         const auto [reg, h] = wrow_[static_cast<size_t>(row)];
-        if constexpr (is_avx512)
-            vmovdqu32(row_addr(row, 0), Vmm(reg));
-        else if (!wide_perm_)
+        if constexpr (is_avx512) {
+            if (nt_)
+                vmovntdq(row_addr(row, 0), Vmm(reg));
+            else
+                vmovdqu32(row_addr(row, 0), Vmm(reg));
+        } else if (!wide_perm_)
             vmovdqu(row_addr(row, 0), Vmm(reg));
         else if (h == 0)
             vmovdqu(row_addr(row, 0), Xmm(reg));
@@ -1006,26 +1017,46 @@ private:
         L(l_stored);
     }
 
-    // The regular variant's column blocks of kcw_ columns in wide tiles
-    // while whole ones are left, steps of tr_ rows, the rows left as by the
-    // regular loop; then on to `l_cols` (the regular loop, from the next
-    // column). A wide tile reads each line's 64 bytes in tr_ / nl_ passes,
-    // so its lines must stay in L1 between them: only where the kcw_ lines
-    // lie within wide_span bytes. Streamed tiles (pf_next) keep the
-    // register tiles their linear prefetch is spread over.
+    // Column blocks of kcw_ columns in wide tiles while whole ones are
+    // left, steps of tr_ rows, the rows left as by the regular loop; then on
+    // to `l_cols` (the regular loop, from the next column). The regular
+    // variant, and the AVX-512 non-temporal one (nt_blocks), whose wide
+    // rows are whole 64-byte lines, streamed as they are.
     void wide_blocks(const Label &l_cols) {
-        cmp(qword[reg_param_ + offsetof(transpose_call_args, pf_next_bytes)],
-            0);
-        jne(l_cols, T_NEAR);
-        imul(reg_tmp_, reg_ld_, kcw_);
-        cmp(reg_tmp_, wide_span);
-        ja(l_cols, T_NEAR);
         column_blocks(l_cols, kcw_, [&] {
             for (int j = 0; j < tr_ / wide_rows(); ++j) {
                 wide_tile(j);
                 add(reg_r0_, wide_rows());
             }
         });
+    }
+
+    // Jumps to `l_no` unless this call's lines suit wide tiles. A wide tile
+    // reads each line's 64 bytes in tr_ / nl_ passes, so its kcw_ lines
+    // must stay in L1 between them: lines within wide_span bytes do. Lines
+    // further apart do where the source is in the caches (src_cached: the
+    // scratch, read by the dst transposes) unless src_ld is within two
+    // cache lines of a multiple of 4 KiB, which puts all of them into one
+    // or two of the L1's 64 sets; from memory (a [2048, 2048] cond's
+    // columns) a wide tile's 64 lines of bytes at once ran slower than
+    // the register tiles' 16 (docs/performance.md). Streamed tiles
+    // (pf_next) keep the register tiles their linear prefetch is spread
+    // over.
+    void wide_lines(const Label &l_no) {
+        const auto arg = [&](size_t off) { return qword[reg_param_ + off]; };
+        cmp(arg(offsetof(transpose_call_args, pf_next_bytes)), 0);
+        jne(l_no, T_NEAR);
+        Label l_yes;
+        imul(reg_tmp_, reg_ld_, kcw_);
+        cmp(reg_tmp_, wide_span);
+        jbe(l_yes, T_NEAR);
+        cmp(arg(offsetof(transpose_call_args, src_cached)), 0);
+        je(l_no, T_NEAR);
+        lea(reg_tmp_, ptr[reg_ld_ + 128]);
+        and_(reg_tmp_, 4095);
+        cmp(reg_tmp_, 256);
+        jb(l_no, T_NEAR);
+        L(l_yes);
     }
 
     // Column blocks of `width` columns (a multiple of kc_) while whole
@@ -1084,6 +1115,13 @@ private:
         test(reg_tmp_, 63);
         Label l_carry;
         jnz(carry_ok_ ? l_carry : l_cols, T_NEAR);
+        if (wide_) {
+            // AVX-512: a wide tile's rows are whole lines (kcw_ = sb_).
+            Label l_staged;
+            wide_lines(l_staged);
+            wide_blocks(l_cols);
+            L(l_staged);
+        }
         column_blocks(l_cols, sb_, [&] {
             staged_block();
             add(reg_r0_, tr_);
@@ -1947,8 +1985,10 @@ private:
         }
         if (nt_)
             nt_blocks(l_cblk);
-        else if (wide_)
+        else if (wide_) {
+            wide_lines(l_cblk);
             wide_blocks(l_cblk);
+        }
         L(l_cblk);
         {
             if_fewer_columns(kc_, l_ctail);

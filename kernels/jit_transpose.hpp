@@ -12,7 +12,8 @@
 // for. Raw bits move: NaN payloads survive. No alignment is assumed; src_ld and
 // dst_ld are any positive byte counts (multiples of w). The kernels run in
 // register tiles (kernels/jit_transpose.cpp), wide ones of vlen / w columns
-// where a tile's source lines lie close together; a call of a few lines
+// where a tile's source lines stay in L1 (close together, or spread over
+// its sets in a source the caller marks src_cached); a call of a few lines
 // contiguous on one side (src_ld = rows * w or dst_ld = cols * w) runs as
 // permuted vector blocks instead. AVX-512 keeps every
 // element on the vector path (masked partial tiles, or one row per 16-byte

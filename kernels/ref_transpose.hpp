@@ -51,6 +51,12 @@ struct transpose_call_args {
     /// where cols is a multiple of transpose_carry_cols; otherwise the call
     /// writes every element.
     uint64_t carry_out = 0;
+    /// A hint: the source is in the caches (a thread's scratch, just
+    /// written), so the JIT kernels' wide tiles may read lines any distance
+    /// apart; from memory they read lines far apart in register tiles,
+    /// which touch fewer lines at once. Results are the same either way.
+    /// The reference ignores it.
+    uint64_t src_cached = 0;
 };
 
 /// transpose_call_args::carry_in / carry_out: the column granule.

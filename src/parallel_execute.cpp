@@ -549,6 +549,7 @@ struct tiled_runner {
             t.src_ld = ld[op_dst];
             t.dst_ld = stride[op_dst][in];
             t.pf_cols = 0; // the scratch: no prefetch
+            t.src_cached = 1;
             t.fence = 0;
             // This strip's share of each prefetched input block, one
             // input per band of the transpose.

@@ -70,6 +70,8 @@ std::string case_str(const si::transpose_kernel &k,
        << a.src_ld << " dst_ld " << a.dst_ld;
     if (a.pf_cols > a.cols)
         os << " pf_cols " << a.pf_cols;
+    if (a.src_cached)
+        os << " src_cached";
     return os.str();
 }
 
@@ -170,12 +172,18 @@ TEST_P(kernel_transpose, OddLeadingDimensions) {
                 a.cols = c;
                 a.dst_ld = static_cast<int64_t>(c * w) + 64 * w;
                 // Overlapping src lines (one element apart), lines not
-                // aligned to anything, and a huge stride.
+                // aligned to anything, lines far apart over the L1's sets
+                // (wide tiles) and a huge stride near a multiple of 4 KiB
+                // (register tiles).
                 for (int64_t ld :
                      { int64_t(w), int64_t(3 * w), int64_t(r * w + 5 * w),
-                       int64_t((1 << 18) + w) }) {
+                       int64_t(12288 + 256 + w), int64_t((1 << 18) + w) }) {
                     a.src_ld = ld;
-                    KT_EXPECT(fails, run_vs_ref(*k, w, a, g), case_str(*k, a));
+                    for (uint64_t cached : { 0, 1 }) {
+                        a.src_cached = cached;
+                        KT_EXPECT(fails, run_vs_ref(*k, w, a, g),
+                                  case_str(*k, a));
+                    }
                 }
             }
     }
@@ -346,7 +354,12 @@ TEST_P(kernel_transpose, NonTemporalStagedBlocksBitExact) {
     // register tile and the block, dst rows with and without a gap, dst
     // starting right after a guard page (aligned: the staged path) and
     // ending right before one (aligned where its span is a multiple of 64,
-    // else the regular path), src ending right before one.
+    // else the regular path), src ending right before one. The AVX-512
+    // kernels stream whole wide tiles' rows where the block's lines stay in
+    // L1: src lines close together, lines far apart over the L1's sets
+    // (12 KiB and a little more apart) of a source in the caches
+    // (src_cached, as the scratch is), and lines 8 KiB apart, which fall
+    // into one set and take the staging block.
     auto &g = rng();
     int fails = 0;
     for (int w : elem_sizes) {
@@ -359,26 +372,31 @@ TEST_P(kernel_transpose, NonTemporalStagedBlocksBitExact) {
              { uint64_t(1), tr - 1, tr, tr + 1, 2 * tr, 3 * tr + 5 })
             for (uint64_t c :
                  { sb - 1, sb, sb + 1, 2 * sb, 2 * sb + tc + 3, 3 * sb })
-                for (int64_t gap : { 0, 64 }) {
-                    si::transpose_call_args a {};
-                    a.rows = r;
-                    a.cols = c;
-                    a.src_ld = static_cast<int64_t>(r * w) + 3 * w;
-                    a.dst_ld =
-                            static_cast<int64_t>((c * w + 63) / 64 * 64) + gap;
-                    const size_t sb_bytes = src_bytes(a, w);
-                    const size_t db = dst_bytes(a, w);
-                    guarded_mem ms(sb_bytes), md(db);
-                    ASSERT_TRUE(ms.ok() && md.ok());
-                    for (int place = 0; place < 2; ++place) {
-                        uint8_t *d = place ? md.at_end(db) : md.at_begin();
-                        KT_EXPECT(fails,
-                                  run_on(*k, w, a, ms.at_end(sb_bytes), d, g),
-                                  case_str(*k, a)
-                                          + (place ? " (dst at end)"
-                                                   : " (dst at begin)"));
+                for (int64_t gap : { 0, 64 })
+                    for (int64_t ld :
+                         { int64_t(r * w) + 3 * w, int64_t(12288 + 256 + w),
+                           int64_t(8192) }) {
+                        si::transpose_call_args a {};
+                        a.rows = r;
+                        a.cols = c;
+                        a.src_ld = ld;
+                        a.src_cached = 1;
+                        a.dst_ld = static_cast<int64_t>((c * w + 63) / 64 * 64)
+                                   + gap;
+                        const size_t sb_bytes = src_bytes(a, w);
+                        const size_t db = dst_bytes(a, w);
+                        guarded_mem ms(sb_bytes), md(db);
+                        ASSERT_TRUE(ms.ok() && md.ok());
+                        for (int place = 0; place < 2; ++place) {
+                            uint8_t *d = place ? md.at_end(db) : md.at_begin();
+                            KT_EXPECT(
+                                    fails,
+                                    run_on(*k, w, a, ms.at_end(sb_bytes), d, g),
+                                    case_str(*k, a)
+                                            + (place ? " (dst at end)"
+                                                     : " (dst at begin)"));
+                        }
                     }
-                }
     }
 }
 
