@@ -190,6 +190,8 @@ TEST_P(kernel_transpose, OddLeadingDimensions) {
 }
 
 TEST_P(kernel_transpose, GuardPages) {
+    // Lines back to back, a little apart, and (loose = 2) 12 KiB and more
+    // apart in a source marked src_cached, which wide tiles read.
     auto &g = rng();
     int fails = 0;
     for (const auto &[w, k] : kernels(kisa())) {
@@ -197,11 +199,14 @@ TEST_P(kernel_transpose, GuardPages) {
         const int tr = tile_rows(kisa(), w), tc = tile_cols(kisa(), w);
         for (uint64_t r : extents(tr, false))
             for (uint64_t c : extents(tc, false))
-                for (int loose = 0; loose < 2; ++loose) {
+                for (int loose = 0; loose < 3; ++loose) {
                     si::transpose_call_args a {};
                     a.rows = r;
                     a.cols = c;
-                    a.src_ld = static_cast<int64_t>(r * w) + loose * 3 * w;
+                    a.src_ld = loose == 2 ? int64_t(12288 + 256 + w)
+                                          : static_cast<int64_t>(r * w)
+                                                    + loose * 3 * w;
+                    a.src_cached = loose == 2;
                     a.dst_ld = static_cast<int64_t>(c * w) + loose * 5 * w;
                     KT_EXPECT(fails, run_guarded(*k, w, a, g), case_str(*k, a));
                 }
