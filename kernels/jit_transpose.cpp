@@ -890,10 +890,7 @@ private:
             }
         }
         L(l_loaded);
-        for (const unpack_op &op : wops_) {
-            unpack(Vmm(op.dst_lo), Vmm(op.a), Vmm(op.b), op.gran, false);
-            unpack(Vmm(op.dst_hi), Vmm(op.a), Vmm(op.b), op.gran, true);
-        }
+        wide_network();
         mov(reg_q_, reg_dblk_);
         Label l_stored;
         for (int row = 0; row < lane_elems; ++row) {
@@ -1019,10 +1016,12 @@ private:
 
     // Column blocks of kcw_ columns in wide tiles while whole ones are
     // left, steps of tr_ rows, the rows left as by the regular loop; then on
-    // to `l_cols` (the regular loop, from the next column). The regular
-    // variant, and the AVX-512 non-temporal one (nt_blocks), whose wide
-    // rows are whole 64-byte lines, streamed as they are.
-    void wide_blocks(const Label &l_cols) {
+    // to `l_cols` (the regular loop, from the next column). To `l_unsuited`
+    // at once where the call's lines do not suit wide tiles (wide_lines).
+    // The regular variant, and the AVX-512 non-temporal one (nt_blocks),
+    // whose wide rows are whole 64-byte lines, streamed as they are.
+    void wide_blocks(const Label &l_unsuited, const Label &l_cols) {
+        wide_lines(l_unsuited);
         column_blocks(l_cols, kcw_, [&] {
             for (int j = 0; j < tr_ / wide_rows(); ++j) {
                 wide_tile(j);
@@ -1118,8 +1117,7 @@ private:
         if (wide_) {
             // AVX-512: a wide tile's rows are whole lines (kcw_ = sb_).
             Label l_staged;
-            wide_lines(l_staged);
-            wide_blocks(l_cols);
+            wide_blocks(l_staged, l_cols);
             L(l_staged);
         }
         column_blocks(l_cols, sb_, [&] {
@@ -1985,10 +1983,8 @@ private:
         }
         if (nt_)
             nt_blocks(l_cblk);
-        else if (wide_) {
-            wide_lines(l_cblk);
-            wide_blocks(l_cblk);
-        }
+        else if (wide_)
+            wide_blocks(l_cblk, l_cblk);
         L(l_cblk);
         {
             if_fewer_columns(kc_, l_ctail);
