@@ -192,8 +192,7 @@ void bm_case(benchmark::State &st, const case_args &a) {
                            nt);
             };
             check = false;
-            st.SetLabel(nt ? "d=a^b^c, _mm512_stream_si512"
-                           : "d=a^b^c, _mm512_storeu_si512");
+            st.SetLabel(stream_label(nt));
             break;
         }
         case impl_kind::memcpy: {

@@ -121,6 +121,9 @@ void poison_dst(const case_data &d);
 /// non-temporal stores, over OpenMP's threads.
 void stream_mix(int64_t n, int w, const uint8_t *c, const void *a,
                 const void *b, void *d, bool nt);
+/// What stream_mix runs, for the benchmark's label: AVX-512 vectors, or
+/// AVX2 ones in a build for a CPU without AVX-512.
+const char *stream_label(bool nt);
 /// memcpy of `bytes`, split over OpenMP's threads.
 void memcpy_mt(void *dst, const void *src, size_t bytes);
 

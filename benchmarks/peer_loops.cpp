@@ -41,18 +41,17 @@ void stream_scalar(int64_t i0, int64_t i1, const uint8_t *c, const T *a,
 
 #if defined(__AVX512F__) && defined(__AVX512BW__)
 template <bool nt>
-inline void store512(void *p, __m512i v) {
+inline void store_vec(void *p, __m512i v) {
     if (nt)
         _mm512_stream_si512(static_cast<__m512i *>(p), v);
     else
         _mm512_storeu_si512(p, v);
 }
 
-// T: the element type (4 or 2 bytes); 64 elements are 64 / (64 / sizeof T)
-// vectors.
+// T: the element type; 64 elements are 64 / (64 / sizeof T) vectors.
 template <typename T, bool nt>
-void stream_avx512(int64_t i0, int64_t i1, const uint8_t *c, const T *a,
-                   const T *b, T *d) {
+void stream_simd(int64_t i0, int64_t i1, const uint8_t *c, const T *a,
+                 const T *b, T *d) {
     constexpr int lanes = 64 / sizeof(T);
     int64_t i = i0;
     for (; i + 64 <= i1; i += 64) {
@@ -61,13 +60,47 @@ void stream_avx512(int64_t i0, int64_t i1, const uint8_t *c, const T *a,
             const int64_t j = i + lanes * k;
             const __m512i va = _mm512_loadu_si512(a + j);
             const __m512i vb = _mm512_loadu_si512(b + j);
-            store512<nt>(d + j, _mm512_ternarylogic_epi32(va, vb, vc, 0x96));
+            store_vec<nt>(d + j, _mm512_ternarylogic_epi32(va, vb, vc, 0x96));
+        }
+    }
+    stream_scalar(i, i1, c, a, b, d);
+}
+#elif defined(__AVX2__)
+// The same byte mix for a build without AVX-512 (-march=x86-64-v3, an
+// AVX2-only CPU): 32-byte vectors, two XORs in place of vpternlogd, each
+// output vector XORed with one of the two cond vectors of its 64 elements.
+template <bool nt>
+inline void store_vec(void *p, __m256i v) {
+    if (nt)
+        _mm256_stream_si256(static_cast<__m256i *>(p), v);
+    else
+        _mm256_storeu_si256(static_cast<__m256i *>(p), v);
+}
+
+template <typename T, bool nt>
+void stream_simd(int64_t i0, int64_t i1, const uint8_t *c, const T *a,
+                 const T *b, T *d) {
+    constexpr int lanes = 32 / sizeof(T);
+    int64_t i = i0;
+    for (; i + 64 <= i1; i += 64) {
+        const __m256i vc[2] = {
+            _mm256_loadu_si256(reinterpret_cast<const __m256i *>(c + i)),
+            _mm256_loadu_si256(reinterpret_cast<const __m256i *>(c + i + 32))
+        };
+        for (int k = 0; k < 64 / lanes; ++k) {
+            const int64_t j = i + lanes * k;
+            const __m256i va = _mm256_loadu_si256(
+                    reinterpret_cast<const __m256i *>(a + j));
+            const __m256i vb = _mm256_loadu_si256(
+                    reinterpret_cast<const __m256i *>(b + j));
+            store_vec<nt>(d + j, _mm256_xor_si256(_mm256_xor_si256(va, vb),
+                                                  vc[k & 1]));
         }
     }
     stream_scalar(i, i1, c, a, b, d);
 }
 #else
-#error "the stream kernel needs AVX-512BW (built with -march=native)"
+#error "the stream kernel needs AVX-512BW or AVX2 (-march=native, x86-64-v3 or v4)"
 #endif
 
 template <typename T>
@@ -77,12 +110,20 @@ void stream_range(int64_t i0, int64_t i1, const uint8_t *c, const void *a,
     const T *pb = static_cast<const T *>(b);
     T *pd = static_cast<T *>(d);
     if (nt)
-        stream_avx512<T, true>(i0, i1, c, pa, pb, pd);
+        stream_simd<T, true>(i0, i1, c, pa, pb, pd);
     else
-        stream_avx512<T, false>(i0, i1, c, pa, pb, pd);
+        stream_simd<T, false>(i0, i1, c, pa, pb, pd);
 }
 
 } // namespace
+
+const char *stream_label(bool nt) {
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+    return nt ? "d=a^b^c, _mm512_stream_si512" : "d=a^b^c, _mm512_storeu_si512";
+#else
+    return nt ? "d=a^b^c, _mm256_stream_si256" : "d=a^b^c, _mm256_storeu_si256";
+#endif
+}
 
 void stream_mix(int64_t n, int w, const uint8_t *c, const void *a,
                 const void *b, void *d, bool nt) {
