@@ -466,8 +466,7 @@ private:
 template <typename Gen>
 std::shared_ptr<const select_kernel> make(const kernel_key &key) {
     auto gen = std::make_shared<Gen>(key);
-    if (jit_dump_enabled())
-        jit_dump(gen->name(), gen->getCode(), gen->getSize());
+    jit_generated(gen->name(), gen->getCode(), gen->getSize());
     return gen;
 }
 

@@ -1,9 +1,12 @@
 #include "verbose.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+
+#include <unistd.h>
 
 namespace selgraph {
 namespace impl {
@@ -20,16 +23,29 @@ int verbose_level() {
     return level;
 }
 
-bool jit_dump_enabled() {
-    static const bool on = env_int("SELGRAPH_JIT_DUMP") != 0;
-    return on;
-}
-
-void jit_dump(const std::string &name, const void *code, size_t size) {
-    const std::string file = "selgraph_jit_" + name + ".bin";
-    if (FILE *f = std::fopen(file.c_str(), "wb")) {
-        std::fwrite(code, 1, size, f);
-        std::fclose(f);
+void jit_generated(const std::string &name, const void *code, size_t size) {
+    static const bool dump = env_int("SELGRAPH_JIT_DUMP") != 0;
+    static const bool profile = env_int("SELGRAPH_JIT_PROFILE") != 0;
+    if (dump) {
+        const std::string file = "selgraph_jit_" + name + ".bin";
+        if (FILE *f = std::fopen(file.c_str(), "wb")) {
+            std::fwrite(code, 1, size, f);
+            std::fclose(f);
+        }
+    }
+    if (profile) {
+        // Kernels of several threads' compiles: one line each, whole.
+        static std::mutex m;
+        std::lock_guard<std::mutex> lock(m);
+        const std::string file =
+                "/tmp/perf-" + std::to_string(getpid()) + ".map";
+        if (FILE *f = std::fopen(file.c_str(), "a")) {
+            std::fprintf(f, "%lx %zx selgraph_%s\n",
+                         static_cast<unsigned long>(
+                                 reinterpret_cast<uintptr_t>(code)),
+                         size, name.c_str());
+            std::fclose(f);
+        }
     }
 }
 

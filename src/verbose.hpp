@@ -1,6 +1,7 @@
-// SELGRAPH_VERBOSE (1: a line per execute, 2: also a line per compile) and
-// SELGRAPH_JIT_DUMP (1: write each generated kernel's bytes to a file), read
-// once, as oneDNN's ONEDNN_VERBOSE and ONEDNN_JIT_DUMP.
+// SELGRAPH_VERBOSE (1: a line per execute, 2: also a line per compile),
+// SELGRAPH_JIT_DUMP (1: write each generated kernel's bytes to a file) and
+// SELGRAPH_JIT_PROFILE (1: name each kernel's code for Linux perf), read
+// once, as oneDNN's ONEDNN_VERBOSE, ONEDNN_JIT_DUMP and ONEDNN_JIT_PROFILE.
 #ifndef SELGRAPH_SRC_VERBOSE_HPP
 #define SELGRAPH_SRC_VERBOSE_HPP
 
@@ -11,10 +12,13 @@ namespace selgraph {
 namespace impl {
 
 int verbose_level();
-bool jit_dump_enabled();
-/// Writes `size` bytes of generated code to selgraph_jit_<name>.bin in the
-/// working directory (for SELGRAPH_JIT_DUMP).
-void jit_dump(const std::string &name, const void *code, size_t size);
+/// Called by the generators once for each kernel they generate (the cache
+/// ensures once per kernel), its code final: with SELGRAPH_JIT_DUMP, writes
+/// its `size` bytes to selgraph_jit_<name>.bin in the working directory;
+/// with SELGRAPH_JIT_PROFILE, appends "<start> <size> selgraph_<name>" to
+/// /tmp/perf-<pid>.map, the symbol map Linux perf reads for code that no
+/// file holds, so that `perf report` names the kernel of each sample.
+void jit_generated(const std::string &name, const void *code, size_t size);
 double now_ms();
 /// Prints one line to stdout, whole, under a lock.
 void verbose_print(const std::string &line);

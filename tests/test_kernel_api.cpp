@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <dirent.h>
 #include <fstream>
 #include <thread>
@@ -534,9 +535,10 @@ std::vector<std::string> self_command() {
 }
 
 /// Runs this binary with `filter` and extra environment in `dir`; returns
-/// its exit status and stdout.
+/// its exit status and stdout (and in `child_pid`, where given, its pid).
 int run_child(const std::string &filter, const std::vector<std::string> &env,
-              const std::string &dir, std::string &out) {
+              const std::string &dir, std::string &out,
+              pid_t *child_pid = nullptr) {
     std::vector<std::string> cmd = self_command();
     if (cmd.empty())
         return -1;
@@ -562,6 +564,8 @@ int run_child(const std::string &filter, const std::vector<std::string> &env,
     const pid_t pid = fork();
     if (pid < 0)
         return -1;
+    if (child_pid)
+        *child_pid = pid;
     if (pid == 0) {
         // Only async-signal-safe calls before exec.
         dup2(fds[1], 1);
@@ -587,18 +591,30 @@ int run_child(const std::string &filter, const std::vector<std::string> &env,
 }
 
 TEST_P(kernel_api, VerboseAndJitDumpInAChildProcess) {
-    // SELGRAPH_VERBOSE and SELGRAPH_JIT_DUMP are read once per process: run
-    // AttentionMaskPublic of this ISA in a child with them set, and the ISA
-    // capped by SELGRAPH_MAX_CPU_ISA.
+    // SELGRAPH_VERBOSE, SELGRAPH_JIT_DUMP and SELGRAPH_JIT_PROFILE are read
+    // once per process: run AttentionMaskPublic of this ISA in a child with
+    // them set, and the ISA capped by SELGRAPH_MAX_CPU_ISA.
     char tmpl[] = "/tmp/selgraph_kernel_test_XXXXXX";
     const char *dir = mkdtemp(tmpl);
     ASSERT_NE(dir, nullptr);
     const std::string isa = isa_param_str(GetParam());
     std::string out;
+    pid_t pid = 0;
     const int rc = run_child("Isa/kernel_api.AttentionMaskPublic/" + isa,
                              { "SELGRAPH_VERBOSE=2", "SELGRAPH_JIT_DUMP=1",
+                               "SELGRAPH_JIT_PROFILE=1",
                                "SELGRAPH_MAX_CPU_ISA=" + isa },
-                             dir, out);
+                             dir, out, &pid);
+    // The child's perf map: "<start> <size> selgraph_<name>" per kernel,
+    // in hex.
+    const std::string map_file = "/tmp/perf-" + std::to_string(pid) + ".map";
+    std::vector<std::string> map_lines;
+    {
+        std::ifstream m(map_file);
+        for (std::string line; std::getline(m, line);)
+            map_lines.push_back(line);
+    }
+    std::remove(map_file.c_str());
     EXPECT_EQ(rc, 0) << out;
     EXPECT_NE(out.find("[  PASSED  ] 1 test"), std::string::npos) << out;
     const std::string impl =
@@ -639,8 +655,27 @@ TEST_P(kernel_api, VerboseAndJitDumpInAChildProcess) {
         EXPECT_EQ(static_cast<uint8_t>(bytes[0]), 0x53); // push rbx
         EXPECT_EQ(static_cast<uint8_t>(bytes[1]), 0x41); // push r12
         EXPECT_EQ(static_cast<uint8_t>(bytes[2]), 0x54);
+        // The perf map names the kernel with the size of its dumped code,
+        // at a nonzero address.
+        bool found = false;
+        for (const auto &line : map_lines) {
+            unsigned long long start = 0, size = 0;
+            char name[256] = {};
+            ASSERT_EQ(std::sscanf(line.c_str(), "%llx %llx %255s", &start,
+                                  &size, name),
+                      3)
+                    << line;
+            if (std::string(name) != "selgraph_" + kname)
+                continue;
+            found = true;
+            EXPECT_NE(start, 0u) << line;
+            EXPECT_EQ(size, bytes.size()) << line;
+        }
+        EXPECT_TRUE(found) << "no selgraph_" << kname << " in " << map_file;
     } else {
         EXPECT_TRUE(files.empty()) << "the reference ISA dumped " << files[0];
+        EXPECT_TRUE(map_lines.empty())
+                << "the reference ISA mapped " << map_lines[0];
     }
     for (const auto &f : files)
         std::remove((std::string(dir) + "/" + f).c_str());
