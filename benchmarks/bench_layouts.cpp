@@ -233,13 +233,7 @@ struct layout_data {
             const auto bytes = static_cast<size_t>(product(d) * ew);
             buf[op] = buffer(bytes);
             auto *p = buf[op].as<uint8_t>();
-            if (op == op_cond) {
-                for (size_t i = 0; i < bytes; ++i)
-                    p[i] = static_cast<uint8_t>(rng() & 1u);
-            } else {
-                for (size_t i = 0; i < bytes; ++i)
-                    p[i] = static_cast<uint8_t>(rng());
-            }
+            fill_random_bytes(p, bytes, op == op_cond, rng);
         }
         want.assign(buf[op_dst].as<uint8_t>(),
                     buf[op_dst].as<uint8_t>() + product(dd) * w);

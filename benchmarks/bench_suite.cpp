@@ -1,5 +1,6 @@
 #include "bench_suite.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -182,6 +183,17 @@ void fill_sources(void *dst, int64_t n, dtype t, std::mt19937_64 &rng) {
 }
 
 } // namespace
+
+void fill_random_bytes(uint8_t *p, size_t n, bool cond, std::mt19937_64 &rng) {
+    const size_t per = cond ? 64 : 8;
+    for (size_t i = 0; i < n; i += per) {
+        const uint64_t bits = rng();
+        const size_t m = std::min(per, n - i);
+        for (size_t j = 0; j < m; ++j)
+            p[i + j] = static_cast<uint8_t>(cond ? (bits >> j) & 1u
+                                                 : bits >> (8 * j));
+    }
+}
 
 case_data::case_data(const problem2d &ap, dtype t)
     : p(ap)

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,12 @@ struct operands {
     const void *src1 = nullptr;
     void *dst = nullptr;
 };
+
+/// Fills n bytes with random bits from `rng`, 8 bytes per draw, or with
+/// random 0/1 bytes (p = 0.5) from one bit per byte where `cond`: the
+/// layout cases and the survey, whose tensors of hundreds of MB took
+/// seconds each at a draw per byte.
+void fill_random_bytes(uint8_t *p, size_t n, bool cond, std::mt19937_64 &rng);
 
 /// The tensors of one (case, type): cond random 0/1 with p = 0.5, sources
 /// random in [1, 2) (exactly representable in f32, bf16 and f16, and such

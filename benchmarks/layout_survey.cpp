@@ -177,7 +177,7 @@ std::string describe(const dims_t &d, const std::vector<int> &order,
 }
 
 // Runs one case; returns x dense.
-double run_case(int k, const survey_case &c, std::mt19937 &rng) {
+double run_case(int k, const survey_case &c, std::mt19937_64 &rng) {
     const int w = dtype_size(c.t);
     std::vector<int64_t> strides[4];
     buffer laid[4], dense[4];
@@ -195,8 +195,7 @@ double run_case(int k, const survey_case &c, std::mt19937 &rng) {
             auto *p = b->as<uint8_t>();
             const size_t bytes =
                     static_cast<size_t>((b == &laid[op] ? n : product(d)) * ew);
-            for (size_t i = 0; i < bytes; ++i)
-                p[i] = static_cast<uint8_t>(op == op_cond ? rng() & 1u : rng());
+            fill_random_bytes(p, bytes, op == op_cond, rng);
         }
     }
     const auto ops = [](const buffer *b) {
@@ -269,7 +268,7 @@ int main(int argc, char **argv) {
     std::vector<double> all;
     for (int k = 0; k < cases && (only < 0 || k <= only); ++k) {
         const survey_case c = draw(rng);
-        std::mt19937 fill(seed * 1000003u + static_cast<unsigned>(k));
+        std::mt19937_64 fill(seed * 1000003u + static_cast<unsigned>(k));
         if (only >= 0 && k != only)
             continue;
         try {
