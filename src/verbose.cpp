@@ -1,11 +1,13 @@
 #include "verbose.hpp"
 
 #include <chrono>
+#include <cinttypes>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace selgraph {
@@ -34,17 +36,31 @@ void jit_generated(const std::string &name, const void *code, size_t size) {
         }
     }
     if (profile) {
-        // Kernels of several threads' compiles: one line each, whole.
+        // Kernels of several threads' compiles: one line each, whole. The
+        // map is created afresh by this process's first kernel (a file
+        // left by an earlier process of the same pid would name its code),
+        // not through a link, and kept open; a forked child opens its own.
         static std::mutex m;
+        static FILE *map = nullptr;
+        static pid_t owner = 0;
         std::lock_guard<std::mutex> lock(m);
-        const std::string file =
-                "/tmp/perf-" + std::to_string(getpid()) + ".map";
-        if (FILE *f = std::fopen(file.c_str(), "a")) {
-            std::fprintf(f, "%lx %zx selgraph_%s\n",
-                         static_cast<unsigned long>(
-                                 reinterpret_cast<uintptr_t>(code)),
-                         size, name.c_str());
-            std::fclose(f);
+        const pid_t pid = getpid();
+        if (owner != pid) {
+            owner = pid;
+            map = nullptr;
+            const std::string file =
+                    "/tmp/perf-" + std::to_string(pid) + ".map";
+            const int fd =
+                    open(file.c_str(),
+                         O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                         0600);
+            if (fd >= 0 && !(map = fdopen(fd, "w")))
+                close(fd);
+        }
+        if (map) {
+            std::fprintf(map, "%" PRIxPTR " %zx selgraph_%s\n",
+                         reinterpret_cast<uintptr_t>(code), size, name.c_str());
+            std::fflush(map);
         }
     }
 }
