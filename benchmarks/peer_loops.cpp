@@ -32,6 +32,8 @@ void thread_range(int64_t n, int64_t align, int t, int team, int64_t &begin,
 // vector as it is, not widened per element: the bytes are read, and the
 // kernel never costs more instructions than a select would (a widening
 // vpmovzxbd per vector made it slower than selgraph on cache-resident S1).
+// A build without AVX-512 (-march=x86-64-v3) runs the same with 32-byte
+// vectors and two XORs (below).
 template <typename T>
 void stream_scalar(int64_t i0, int64_t i1, const uint8_t *c, const T *a,
                    const T *b, T *d) {

@@ -319,8 +319,8 @@ struct tiled_runner {
     // A tile's place: its row block, column block and index along each
     // outer dim. A thread finds its first tile's place by divisions and
     // steps from tile to tile without any: in survey cases of a few hundred
-    // elements per tile, the divisions of two tiles' places (this one and
-    // the next) took a third of the cycles spent outside the kernels.
+    // elements per tile, that took 4-12% off the cycles spent outside the
+    // kernels (docs/performance.md, "Where a tiny tile's cycles go").
     struct tile_pos {
         int64_t rb = 0, cb = 0;
         int64_t o[max_ndims] = {};
@@ -399,15 +399,14 @@ struct tiled_runner {
         scratch_memo memo;
         // dst_carry: the carry slots hold the last strip's tails.
         bool carried = false;
-        // The next tile is needed for its prefetch and the carry chain.
-        const bool wants_next = stream || pf_inputs || dst_carry;
         tile_pos pos = pos_at(i0);
+        tile tl = tile_of(pos);
         for (int64_t it = i0; it < i1; ++it) {
-            const tile tl = tile_of(pos);
-            step(pos);
-            // The next tile of this thread (where there is one).
+            // The next tile of this thread (where there is one), for its
+            // prefetch and the carry chain; then the tile of the next turn.
             const bool has_next = it + 1 < i1;
-            const tile tn = has_next && wants_next ? tile_of(pos) : tl;
+            step(pos);
+            const tile tn = has_next ? tile_of(pos) : tl;
             // Streaming: the next tile's block of each transposed input,
             // its lines prefetched in address order over this tile's strips.
             const char *next[n_operands] = {};
@@ -452,6 +451,7 @@ struct tiled_runner {
                           carried, carry_out);
                 carried = carry_out;
             }
+            tl = tn;
         }
         // The kernels' non-temporal stores, fenced once here rather than
         // per call (select_call_args::fence).
