@@ -204,13 +204,8 @@ case_data::case_data(const problem2d &ap, dtype t)
     src1 = buffer(static_cast<size_t>(p.elems(op_src1) * w));
     dst = buffer(static_cast<size_t>(p.elems(op_dst) * w));
     std::mt19937_64 rng(20261121);
-    auto *c = cond.as<uint8_t>();
-    const int64_t nc = p.elems(op_cond);
-    for (int64_t i = 0; i < nc; i += 64) {
-        const uint64_t bits = rng();
-        for (int64_t j = i; j < nc && j < i + 64; ++j)
-            c[j] = static_cast<uint8_t>((bits >> (j - i)) & 1u);
-    }
+    fill_random_bytes(cond.as<uint8_t>(), static_cast<size_t>(p.elems(op_cond)),
+                      true, rng);
     fill_sources(src0.get(), p.elems(op_src0), t, rng);
     fill_sources(src1.get(), p.elems(op_src1), t, rng);
     std::memset(dst.get(), 0, static_cast<size_t>(p.elems(op_dst) * w));

@@ -42,6 +42,10 @@ void stream_scalar(int64_t i0, int64_t i1, const uint8_t *c, const T *a,
 }
 
 #if defined(__AVX512F__) && defined(__AVX512BW__)
+// The benchmark's label, per store kind.
+const char *const stream_labels[2] = { "d=a^b^c, _mm512_storeu_si512",
+                                       "d=a^b^c, _mm512_stream_si512" };
+
 template <bool nt>
 inline void store_vec(void *p, __m512i v) {
     if (nt)
@@ -71,6 +75,9 @@ void stream_simd(int64_t i0, int64_t i1, const uint8_t *c, const T *a,
 // The same byte mix for a build without AVX-512 (-march=x86-64-v3, an
 // AVX2-only CPU): 32-byte vectors, two XORs in place of vpternlogd, each
 // output vector XORed with one of the two cond vectors of its 64 elements.
+const char *const stream_labels[2] = { "d=a^b^c, _mm256_storeu_si256",
+                                       "d=a^b^c, _mm256_stream_si256" };
+
 template <bool nt>
 inline void store_vec(void *p, __m256i v) {
     if (nt)
@@ -120,11 +127,7 @@ void stream_range(int64_t i0, int64_t i1, const uint8_t *c, const void *a,
 } // namespace
 
 const char *stream_label(bool nt) {
-#if defined(__AVX512F__) && defined(__AVX512BW__)
-    return nt ? "d=a^b^c, _mm512_stream_si512" : "d=a^b^c, _mm512_storeu_si512";
-#else
-    return nt ? "d=a^b^c, _mm256_stream_si256" : "d=a^b^c, _mm256_storeu_si256";
-#endif
+    return stream_labels[nt ? 1 : 0];
 }
 
 void stream_mix(int64_t n, int w, const uint8_t *c, const void *a,
