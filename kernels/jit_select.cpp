@@ -49,7 +49,8 @@ std::string kernel_name(const kernel_key &k) {
         s += "n";
     s += k.src0_scalar ? "_as" : "_av";
     s += k.src1_scalar ? "_bs" : "_bv";
-    s += "_u" + std::to_string(k.unroll);
+    s += k.dst_transposed ? std::string("_dt")
+                          : "_u" + std::to_string(k.unroll);
     if (k.nt_stores)
         s += "_nt";
     return s;
@@ -474,13 +475,17 @@ std::shared_ptr<const select_kernel> make(const kernel_key &key) {
 
 std::shared_ptr<const select_kernel>
 create_jit_select_kernel(const kernel_key &key) {
-    const bool key_ok = (key.elem_size == 1 || key.elem_size == 2
-                         || key.elem_size == 4 || key.elem_size == 8)
-                        && key.unroll >= 1 && key.unroll <= 4;
+    const bool key_ok = key.dst_transposed
+                                ? dst_transposed_supported(key)
+                                : (key.elem_size == 1 || key.elem_size == 2
+                                   || key.elem_size == 4 || key.elem_size == 8)
+                                          && key.unroll >= 1 && key.unroll <= 4;
     if (!key_ok)
         fail(status::unimplemented, "Select JIT: no kernel for ",
              kernel_name(key));
     try {
+        if (key.dst_transposed)
+            return create_jit_select_dt_kernel(key);
         switch (key.isa) {
             case kernel_isa::avx512_core:
                 return make<jit_select_t<kernel_isa::avx512_core, Zmm>>(key);

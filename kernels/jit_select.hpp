@@ -14,6 +14,15 @@ namespace impl {
 std::shared_ptr<const select_kernel>
 create_jit_select_kernel(const kernel_key &key);
 
+/// Whether a kernel writing a transposed dst exists for `k`
+/// (kernel_key::dst_transposed; the rest of the key as for any kernel).
+bool dst_transposed_supported(const kernel_key &k);
+
+/// The generator of those kernels (kernels/jit_select_dt.cpp), for
+/// create_jit_select_kernel: `key` must be supported.
+std::shared_ptr<const select_kernel>
+create_jit_select_dt_kernel(const kernel_key &key);
+
 } // namespace impl
 } // namespace selgraph
 

@@ -49,12 +49,21 @@ struct kernel_key {
     uint8_t src1_scalar;
     uint8_t nt_stores; ///< non-temporal stores for the aligned body
     uint8_t unroll;    ///< vectors per main-loop iteration
+    /// dst is contiguous along the rows, not along them (a transposed
+    /// dst): element (r, c) of dst at dst + c * dst_stride + r * elem_size,
+    /// so dst_stride is the bytes between columns. Written by 16 x 16
+    /// register transposes (kernels/jit_select_dt.cpp): AVX-512, 4-byte
+    /// elements, cond and src_0 vectors (dst_transposed_supported). The
+    /// non-temporal variant needs dst and dst_stride multiples of 64 bytes.
+    /// unroll is not used.
+    uint8_t dst_transposed = 0;
 
     bool operator==(const kernel_key &o) const {
         return isa == o.isa && elem_size == o.elem_size
                && cond_scalar == o.cond_scalar && invert_cond == o.invert_cond
                && src0_scalar == o.src0_scalar && src1_scalar == o.src1_scalar
-               && nt_stores == o.nt_stores && unroll == o.unroll;
+               && nt_stores == o.nt_stores && unroll == o.unroll
+               && dst_transposed == o.dst_transposed;
     }
     bool operator!=(const kernel_key &o) const { return !(*this == o); }
 };
@@ -70,12 +79,14 @@ struct kernel_key_hash {
         v = v * 2 + k.src1_scalar;
         v = v * 2 + k.nt_stores;
         v = v * 16 + k.unroll;
+        v = v * 2 + k.dst_transposed;
         return static_cast<size_t>(v * 0x9E3779B97F4A7C15ull);
     }
 };
 
-/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_u<unroll>[_nt]", for example
-/// avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector, src_1 scalar.
+/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt>[_nt]", for example
+/// avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector, src_1 scalar;
+/// `dt` in place of the unroll: dst transposed.
 std::string kernel_name(const kernel_key &k);
 
 using select_kernel_fn = void (*)(const select_call_args *);

@@ -87,12 +87,17 @@ std::string select_plan::kernel_str() const {
     s += transposes_str(*this, transpose[op_dst]);
     if (transpose_dst_nt)
         s += "|" + transpose_dst_nt->name();
+    if (kernel_dt)
+        s += "+dt:" + kernel_dt->name()
+             + (kernel_dt_nt ? "|" + kernel_dt_nt->name() : std::string());
     return s + staged_str(*this);
 }
 
 std::string select_plan::kernel_str(const executed &e) const {
     if (!e.kernel)
         return "ref_nd";
+    if (e.kernel->key().dst_transposed)
+        return e.kernel->name() + staged_str(*this);
     return e.kernel->name()
            + transposes_str(*this, e.nt && transpose_dst_nt ? transpose_dst_nt
                                                             : transpose[op_dst])
@@ -197,6 +202,22 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
                     transpose_kernel_isa(isa, i, w, may_stream, zen4), w,
                     false));
         }
+    // A transposed dst and nothing else transposed: the kernel that writes
+    // it itself, where one exists, dst's columns lie whole cache lines
+    // apart (each 16-element piece one line, streamed whole) and the tiles
+    // hold whole 16 x 16 blocks (three-channel rows, L16, ran 0.68x the
+    // packed transposes in 16 x 3 blocks).
+    kernel_key kdt = key;
+    kdt.dst_transposed = 1;
+    kdt.unroll = 0;
+    const int nd = f.ndims;
+    bool dt = nd >= 2 && f.mode[op_dst] == inner_mode::transposed
+              && f.strides[op_dst][nd - 1] % 64 == 0 && f.dims[nd - 2] >= 16
+              && f.dims[nd - 1] >= 16 && dst_transposed_supported(kdt);
+    for (int i = 0; i < op_dst; ++i)
+        dt = dt && f.mode[i] != inner_mode::transposed;
+    if (dt)
+        plan.kernel_dt = get(kdt);
     if (policy == nt_policy::always
         || (policy == nt_policy::auto_
             && working_set >= nt_candidate_bytes())) {
@@ -206,6 +227,10 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         if (f.mode[op_dst] == inner_mode::transposed) {
             plan.transpose_dst_nt = get_transpose_kernel(
                     tuned_transpose_key(isa, f.elem_size, true));
+            if (dt) {
+                kdt.nt_stores = 1;
+                plan.kernel_dt_nt = get(kdt);
+            }
         } else {
             kernel_key knt = key;
             knt.nt_stores = 1;

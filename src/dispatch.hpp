@@ -39,6 +39,15 @@ struct select_plan {
     /// the tile's scratch, in cache): that transpose's non-temporal
     /// variant, for large outputs, in place of kernel_nt.
     const transpose_kernel *transpose_dst_nt = nullptr;
+    /// A transposed dst and no transposed input, where a kernel exists
+    /// (kernel_key::dst_transposed), dst's columns lie a multiple of 64
+    /// bytes apart and the tile dim and the row hold 16 elements or more:
+    /// the row kernel that selects and transposes in registers and writes
+    /// dst itself, in one pass, with its non-temporal variant where the
+    /// plan has one. The tiled runner calls it in place of the row kernel
+    /// and dst's transpose (which the plan keeps, unused).
+    kernel_ptr kernel_dt;
+    kernel_ptr kernel_dt_nt;
 
     /// Inputs staged: where no fold of the problem runs a JIT kernel
     /// (inputs in three or more dim orders), the fewest input bytes whose
@@ -68,12 +77,14 @@ struct select_plan {
     }
     /// The kernels of the plan: the row kernel and its nt variant joined
     /// by '|', then each transposing kernel ("+c:", "+a:", "+b:", "+d:"),
-    /// dst's nt variant after a '|', then each staged input's copy plan
+    /// dst's nt variant after a '|', the kernels writing a transposed dst
+    /// ("+dt:", joined by '|'), then each staged input's copy plan
     /// ("+stage_c[...]", "+stage_a[...]", "+stage_b[...]") (verbose compile
     /// lines).
     std::string kernel_str() const;
     /// The kernels an execute ran, in the same form with one variant each
-    /// (verbose exec lines).
+    /// (verbose exec lines); a kernel writing a transposed dst stands
+    /// alone, as no transpose ran beside it.
     std::string kernel_str(const executed &e) const;
 };
 

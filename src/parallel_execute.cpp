@@ -204,16 +204,28 @@ struct tiled_runner {
     // pieces with their partial lines stored apart, read every dst line
     // back and write it in two halves (docs/performance.md).
     bool dst_carry = false;
+    // A transposed dst written by the kernel itself (select_plan::
+    // kernel_dt): dt_fn, the variant the store kind picked, in place of the
+    // row kernel and dst's transpose (tr[op_dst] is then null), and
+    // dt_regular for calls whose dst does not start a cache line, which
+    // the non-temporal variant needs.
+    select_kernel_fn dt_fn = nullptr, dt_regular = nullptr;
 
     // `atr`: each transposed operand's kernel (for dst, the one the store
-    // kind picked); `dst_regular`: dst's regular transposing kernel, and
-    // `nt` whether non-temporal stores were picked.
+    // kind picked; null where `dt` writes dst); `dst_regular`: dst's
+    // regular transposing kernel, and `nt` whether non-temporal stores were
+    // picked; `dt`, `dt_reg`: the kernels writing a transposed dst, or
+    // null.
     tiled_runner(const select_folded &af, select_kernel_fn afn,
                  const char *const *abase, const int64_t *const *astride,
                  const transpose_kernel *const *atr,
-                 const transpose_kernel *dst_regular, bool nt, int nthreads)
+                 const transpose_kernel *dst_regular, bool nt, int nthreads,
+                 select_kernel_fn dt = nullptr,
+                 select_kernel_fn dt_reg = nullptr)
         : f(af)
-        , fn(afn) {
+        , fn(afn)
+        , dt_fn(dt)
+        , dt_regular(dt_reg) {
         for (int i = 0; i < n_operands; ++i) {
             base[i] = abase[i];
             stride[i] = astride[i];
@@ -458,6 +470,29 @@ struct tiled_runner {
         _mm_sfence();
     }
 
+    // Rows [r0, r0 + nr) of tile `tl` by the kernel that writes the
+    // transposed dst itself.
+    void run_dt(const tile &tl, int64_t r0, int64_t nr) const {
+        const int nd = f.ndims;
+        const int td = nd - 2, in = nd - 1;
+        const void *ptr[n_operands];
+        for (int i = 0; i < n_operands; ++i)
+            ptr[i] = base[i] + tl.off[i] + r0 * stride[i][td];
+        select_call_args a;
+        a.cond = ptr[op_cond];
+        a.src0 = ptr[op_src0];
+        a.src1 = ptr[op_src1];
+        a.dst = const_cast<void *>(ptr[op_dst]);
+        a.n = static_cast<uint64_t>(tl.nc);
+        a.rows = static_cast<uint64_t>(nr);
+        a.cond_stride = stride[op_cond][td];
+        a.src0_stride = stride[op_src0][td];
+        a.src1_stride = stride[op_src1][td];
+        a.dst_stride = stride[op_dst][in];
+        a.fence = 0;
+        (reinterpret_cast<uintptr_t>(a.dst) % 64 == 0 ? dt_fn : dt_regular)(&a);
+    }
+
     // Strip `s`'s share, of `n` strips, of a prefetched block of `bytes`:
     // [b0, b1), whole lines.
     static std::pair<int64_t, int64_t> strip_share(int64_t bytes, int64_t s,
@@ -479,6 +514,10 @@ struct tiled_runner {
         const int td = nd - 2, in = nd - 1;
         const int64_t r0 = s * strip;
         const int64_t nr = std::min(strip, tl.nr - r0), nc = tl.nc;
+        if (dt_fn) {
+            run_dt(tl, r0, nr);
+            return;
+        }
         const void *ptr[n_operands];
         int64_t row_stride[n_operands];
         char *sp = scr;
@@ -928,13 +967,22 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
             row_nt ? plan.kernel_nt.get() : plan.kernel.get();
 
     if (f.has_transposed()) {
+        // A transposed dst written by the kernel itself, where the plan
+        // has one.
+        const select_kernel *dt = nt && plan.kernel_dt_nt
+                                          ? plan.kernel_dt_nt.get()
+                                          : plan.kernel_dt.get();
         const transpose_kernel *const tr[n_operands] = {
             plan.transpose[op_cond], plan.transpose[a], plan.transpose[b],
-            nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
-                                        : plan.transpose[op_dst]
+            dt                            ? nullptr
+            : nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
+                                          : plan.transpose[op_dst]
         };
-        const tiled_runner runner(f, fn, base, strides, tr,
-                                  plan.transpose[op_dst], nt, nthr);
+        const tiled_runner runner(
+                f, fn, base, strides, tr, plan.transpose[op_dst], nt, nthr,
+                dt ? dt->fn() : nullptr, dt ? plan.kernel_dt->fn() : nullptr);
+        if (dt)
+            used = dt;
         const int64_t items = runner.items();
         const int team = static_cast<int>(std::min<int64_t>(nthr, items));
         if (team <= 1) {

@@ -395,12 +395,14 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
         EXPECT_TRUE(big.tuner);
     }
 
-    // A column-major dst over row-major inputs is stored by its transpose
-    // from the tile's scratch: the nt variant is the transpose's.
+    // A column-major dst over row-major inputs (its columns padded to 68
+    // elements, 272 bytes apart, off the cache lines) is stored by its
+    // transpose from the tile's scratch: the nt variant is the
+    // transpose's.
     nd_spec s;
     s.in[0] = s.in[1] = s.in[2] = s.dst = { 64, 100 };
     s.dst_from_inputs = false;
-    s.strides[si::op_dst] = { 1, 64 };
+    s.strides[si::op_dst] = { 1, 68 };
     const si::select_nd pt = make_nd(s);
     const si::select_plan tsmall = si::plan_select(pt, 0);
     const si::select_plan tbig = si::plan_select(pt, si::nt_candidate_bytes());
@@ -420,15 +422,17 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
         EXPECT_NE(tbig.kernel_str().find("|" + nt_name), std::string::npos)
                 << tbig.kernel_str();
     }
-    // Whichever stores it picks, dst is exact.
+    // Whichever stores it picks, dst is exact (and its padding kept).
     auto &g = rng();
     nd_buffers b(pt, g);
-    std::vector<uint8_t> want(b.dst.size());
+    fill_bytes(b.dst.data(), b.dst.size(), g);
+    const std::vector<uint8_t> init(b.dst.data(), b.dst.data() + b.dst.size());
+    std::vector<uint8_t> want = init;
     si::ref_select(pt, b.cond.data(), b.src0.data(), b.src1.data(), want.data(),
                    1);
     si::executed ran;
     for (int i = 0; i < 3; ++i) {
-        fill_bytes(b.dst.data(), b.dst.size(), g);
+        std::memcpy(b.dst.data(), init.data(), init.size());
         ran = si::execute_plan(tbig, pt, b.cond.data(), b.src0.data(),
                                b.src1.data(), b.dst.data(), 1);
         ASSERT_TRUE(bytes_equal(b.dst.data(), want.data(), b.dst.size(), 4))
@@ -446,6 +450,49 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
     } else if (policy == "never") {
         EXPECT_FALSE(ran.nt);
         EXPECT_EQ(exec, ran.kernel->name() + "+d:" + tr_name);
+    }
+    EXPECT_FALSE(tbig.kernel_dt) << tbig.kernel_str();
+
+    // Its columns 64 elements (256 bytes) apart: AVX-512 adds the kernel
+    // that writes the transposed dst itself, with the nt variant where the
+    // plan stores non-temporally, and the exec line names it alone.
+    s.strides[si::op_dst] = { 1, 64 };
+    const si::select_nd pd = make_nd(s);
+    const si::select_plan dbig = si::plan_select(pd, si::nt_candidate_bytes());
+    ASSERT_TRUE(dbig.kernel) << dbig.kernel_str();
+    if (kisa() != si::kernel_isa::avx512_core) {
+        EXPECT_FALSE(dbig.kernel_dt) << dbig.kernel_str();
+        return;
+    }
+    ASSERT_TRUE(dbig.kernel_dt) << dbig.kernel_str();
+    EXPECT_EQ(dbig.kernel_dt->name(), "avx512_core_e4_cv_av_bv_dt");
+    EXPECT_EQ(policy != "never", dbig.kernel_dt_nt != nullptr);
+    if (dbig.kernel_dt_nt) {
+        EXPECT_EQ(dbig.kernel_dt_nt->name(), "avx512_core_e4_cv_av_bv_dt_nt");
+    }
+    EXPECT_NE(dbig.kernel_str().find("+dt:avx512_core_e4_cv_av_bv_dt"),
+              std::string::npos)
+            << dbig.kernel_str();
+    nd_buffers bd(pd, g);
+    std::vector<uint8_t> want_d(bd.dst.size());
+    si::ref_select(pd, bd.cond.data(), bd.src0.data(), bd.src1.data(),
+                   want_d.data(), 1);
+    for (int i = 0; i < 3; ++i) {
+        fill_bytes(bd.dst.data(), bd.dst.size(), g);
+        ran = si::execute_plan(dbig, pd, bd.cond.data(), bd.src0.data(),
+                               bd.src1.data(), bd.dst.data(), 1);
+        ASSERT_TRUE(bytes_equal(bd.dst.data(), want_d.data(), bd.dst.size(), 4))
+                << "execute " << i;
+        ASSERT_TRUE(bd.canaries_ok());
+    }
+    ASSERT_TRUE(ran.kernel);
+    EXPECT_EQ(ran.kernel,
+              ran.nt ? dbig.kernel_dt_nt.get() : dbig.kernel_dt.get());
+    EXPECT_EQ(dbig.kernel_str(ran), ran.kernel->name());
+    if (policy == "always") {
+        EXPECT_TRUE(ran.nt);
+    } else if (policy == "never") {
+        EXPECT_FALSE(ran.nt);
     }
 }
 

@@ -1,0 +1,319 @@
+// The kernels that write a transposed dst themselves
+// (kernel_key::dst_transposed, kernels/jit_select_dt.cpp): their keys and
+// refusals, direct calls through the kernel ABI inside guard pages (row and
+// column counts around the 16 x 16 blocks, padded and broadcast rows,
+// inverted cond, a per-row src_1, both store kinds), bit for bit against
+// impl::ref_select, the callee-saved registers, and which plans use them.
+#include <xbyak/xbyak.h>
+
+#include "kernel_test_utils.hpp"
+
+namespace selgraph_test {
+namespace {
+
+using kernel_dt = isa_test;
+
+si::kernel_key dt_key(si::kernel_isa isa, int w, int inv, int bs, int nt) {
+    si::kernel_key k = make_key(isa, w, 0, inv, 0, bs, nt, 1);
+    k.unroll = 0;
+    k.dst_transposed = 1;
+    return k;
+}
+
+/// One direct call: `rows` x `cols`, input row strides in bytes (0: one
+/// row for all), dst element (r, c) at c * dst_ld + r * 4 bytes.
+struct dt_case {
+    si::kernel_key key;
+    int64_t rows = 1, cols = 1;
+    int64_t stride[3] = {}; // cond, src_0, src_1 (bytes between rows)
+    int64_t dst_ld = 4;     // bytes between dst's columns
+
+    bool b_scalar() const { return key.src1_scalar != 0; }
+    size_t bytes(int op) const {
+        if (op == si::op_dst)
+            return static_cast<size_t>((cols - 1) * dst_ld + rows * 4);
+        const int64_t row = op == si::op_cond                 ? cols
+                            : op == si::op_src1 && b_scalar() ? 4
+                                                              : cols * 4;
+        return static_cast<size_t>((rows - 1) * stride[op] + row);
+    }
+    /// The problem as ref_select sees it, element strides: [rows, cols];
+    /// with invert_cond the kernel's src_0 is the nd's src_1.
+    si::select_nd nd() const {
+        si::select_nd p;
+        p.ndims = 2;
+        p.dims[0] = rows;
+        p.dims[1] = cols;
+        p.elem_size = 4;
+        const int a = key.invert_cond ? si::op_src1 : si::op_src0;
+        const int b = key.invert_cond ? si::op_src0 : si::op_src1;
+        p.strides[si::op_cond][0] = stride[0];
+        p.strides[si::op_cond][1] = 1;
+        p.strides[a][0] = stride[1] / 4;
+        p.strides[a][1] = 1;
+        p.strides[b][0] = stride[2] / 4;
+        p.strides[b][1] = b_scalar() ? 0 : 1;
+        p.strides[si::op_dst][0] = 1;
+        p.strides[si::op_dst][1] = dst_ld / 4;
+        return p;
+    }
+    std::string str() const {
+        std::ostringstream os;
+        os << si::kernel_name(key) << " rows=" << rows << " cols=" << cols
+           << " strides(bytes)=" << stride[0] << "," << stride[1] << ","
+           << stride[2] << " dst_ld=" << dst_ld;
+        return os.str();
+    }
+};
+
+si::select_call_args dt_args(const dt_case &c, const void *const *ptr) {
+    si::select_call_args a {};
+    a.cond = ptr[0];
+    a.src0 = ptr[1];
+    a.src1 = ptr[2];
+    a.dst = const_cast<void *>(ptr[3]);
+    a.n = static_cast<uint64_t>(c.cols);
+    a.rows = static_cast<uint64_t>(c.rows);
+    a.cond_stride = c.stride[0];
+    a.src0_stride = c.stride[1];
+    a.src1_stride = c.stride[2];
+    a.dst_stride = c.dst_ld;
+    a.fence = 1;
+    return a;
+}
+
+/// The case's want: ref_select into a copy of dst's bytes (gaps kept).
+std::vector<uint8_t> dt_want(const dt_case &c, const void *const *ptr) {
+    const auto *d = static_cast<const uint8_t *>(ptr[3]);
+    std::vector<uint8_t> want(d, d + c.bytes(si::op_dst));
+    const void *a = c.key.invert_cond ? ptr[2] : ptr[1];
+    const void *b = c.key.invert_cond ? ptr[1] : ptr[2];
+    si::ref_select(c.nd(), ptr[0], a, b, want.data(), 1);
+    return want;
+}
+
+TEST_P(kernel_dt, KeysAndRefusals) {
+    ASSERT_TRUE(jit()) << "instantiated for the JIT ISAs only";
+    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
+    for (int inv = 0; inv < 2; ++inv)
+        for (int bs = 0; bs < 2; ++bs)
+            for (int nt = 0; nt < 2; ++nt) {
+                const si::kernel_key k = dt_key(kisa(), 4, inv, bs, nt);
+                EXPECT_EQ(si::dst_transposed_supported(k), avx512)
+                        << si::kernel_name(k);
+                if (!avx512)
+                    continue;
+                const auto kern = si::create_jit_select_kernel(k);
+                ASSERT_TRUE(kern);
+                EXPECT_TRUE(kern->key() == k);
+                EXPECT_EQ(kern->name(), si::kernel_name(k));
+            }
+    si::kernel_key ex = dt_key(si::kernel_isa::avx512_core, 4, 0, 0, 1);
+    EXPECT_EQ(si::kernel_name(ex), "avx512_core_e4_cv_av_bv_dt_nt");
+    // A dt key differs from the row kernel's of the same roles.
+    si::kernel_key row = ex;
+    row.dst_transposed = 0;
+    EXPECT_FALSE(row == ex);
+    // No kernel: other element sizes, a scalar cond or src_0, AVX2.
+    std::vector<si::kernel_key> bad;
+    for (int w : { 1, 2, 8 })
+        bad.push_back(dt_key(kisa(), w, 0, 0, 0));
+    si::kernel_key cs = dt_key(kisa(), 4, 0, 0, 0);
+    cs.cond_scalar = 1;
+    bad.push_back(cs);
+    si::kernel_key as = dt_key(kisa(), 4, 0, 1, 0);
+    as.src0_scalar = 1;
+    bad.push_back(as);
+    if (!avx512)
+        bad.push_back(dt_key(kisa(), 4, 0, 0, 0));
+    for (const auto &k : bad) {
+        EXPECT_FALSE(si::dst_transposed_supported(k)) << si::kernel_name(k);
+        try {
+            (void)si::create_jit_select_kernel(k);
+            ADD_FAILURE() << "a kernel was made for " << si::kernel_name(k);
+        } catch (const sg::error &e) {
+            EXPECT_EQ(e.status, sg::status::unimplemented) << e.what();
+        }
+    }
+}
+
+TEST_P(kernel_dt, BitExactAgainstGuards) {
+    if (kisa() != si::kernel_isa::avx512_core) {
+        // No kernel to call (KeysAndRefusals checks they are refused).
+        EXPECT_FALSE(si::dst_transposed_supported(dt_key(kisa(), 4, 0, 0, 0)));
+        return;
+    }
+    auto &g = rng();
+    int fails = 0;
+    const std::vector<int64_t> counts = { 1,  2,  3,  15, 16, 17,
+                                          31, 32, 33, 47, 48, 64 };
+    const int64_t max_pad = 7;
+    guard_set gs(static_cast<size_t>((64 + max_pad) * (64 + 16) * 4));
+    ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+    for (int inv = 0; inv < 2; ++inv)
+        for (int bs = 0; bs < 2; ++bs)
+            for (int nt = 0; nt < 2; ++nt) {
+                const si::kernel_key k = dt_key(kisa(), 4, inv, bs, nt);
+                const auto kern = si::create_jit_select_kernel(k);
+                for (int64_t rows : counts)
+                    for (int64_t cols : counts) {
+                        dt_case c;
+                        c.key = k;
+                        c.rows = rows;
+                        c.cols = cols;
+                        // Padded rows, or one row for all (a row vector).
+                        const uint64_t r = g();
+                        c.stride[0] = r % 5 == 0 ? 0 : cols + int64_t(r % 8);
+                        c.stride[1] =
+                                (r >> 3) % 5 == 0
+                                        ? 0
+                                        : (cols + int64_t(r >> 6) % 8) * 4;
+                        c.stride[2] =
+                                bs ? ((r >> 9) % 2 ? 4 : 0)
+                                : (r >> 9) % 5 == 0
+                                        ? 0
+                                        : (cols + int64_t(r >> 12) % 8) * 4;
+                        // The nt variant's dst columns are whole lines
+                        // apart and dst starts one (its contract).
+                        c.dst_ld = nt ? (rows * 4 + 63) / 64 * 64
+                                                   + int64_t(r >> 15) % 2 * 64
+                                      : (rows + int64_t(r >> 15) % 8) * 4;
+                        for (bool at_end : { true, false }) {
+                            const void *ptr[4];
+                            for (int op = 0; op < 4; ++op) {
+                                size_t span = c.bytes(op);
+                                if (op == si::op_dst && nt)
+                                    span = (span + 63) / 64 * 64;
+                                ptr[op] = gs.place(op, span, at_end);
+                            }
+                            size_t most = 0;
+                            for (int op = 0; op < 4; ++op)
+                                most = std::max(most, c.bytes(op) + 64);
+                            gs.fill(g, most);
+                            const auto want = dt_want(c, ptr);
+                            const auto a = dt_args(c, ptr);
+                            kern->fn()(&a);
+                            KT_EXPECT(fails,
+                                      bytes_equal(ptr[3], want.data(),
+                                                  want.size(), 4),
+                                      c.str()
+                                              + (at_end ? " at end"
+                                                        : " at begin"));
+                        }
+                    }
+            }
+}
+
+TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
+    if (kisa() != si::kernel_isa::avx512_core) {
+        EXPECT_FALSE(si::dst_transposed_supported(dt_key(kisa(), 4, 0, 0, 0)));
+        return;
+    }
+    using harness =
+            callee_saved_harness<si::select_kernel_fn, si::select_call_args>;
+    const harness h;
+    auto &g = rng();
+    for (int nt = 0; nt < 2; ++nt) {
+        dt_case c;
+        c.key = dt_key(kisa(), 4, 0, 0, nt);
+        c.rows = 35; // two full row blocks and a tail
+        c.cols = 21; // one full column block and a tail
+        c.stride[0] = 21;
+        c.stride[1] = c.stride[2] = 84;
+        c.dst_ld = 192;
+        std::vector<uint8_t> buf[4];
+        const void *ptr[4];
+        for (int op = 0; op < 4; ++op) {
+            buf[op].resize(c.bytes(op) + 64);
+            // 64-byte aligned within the buffer (the nt variant's dst).
+            auto *p = buf[op].data();
+            p += (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
+            if (op == 0)
+                fill_cond(p, c.bytes(op), g);
+            else
+                fill_bytes(p, c.bytes(op), g);
+            ptr[op] = p;
+        }
+        const auto want = dt_want(c, ptr);
+        const auto a = dt_args(c, ptr);
+        const auto kern = si::create_jit_select_kernel(c.key);
+        uint64_t out[8] = {};
+        h.get()(kern->fn(), &a, out);
+        const char *names[6] = { "rbx", "rbp", "r12", "r13", "r14", "r15" };
+        for (int i = 0; i < 6; ++i)
+            EXPECT_EQ(out[i], harness::magic[i])
+                    << names[i] << " clobbered by " << kern->name();
+        EXPECT_EQ(out[6], out[7]) << "rsp changed by " << kern->name();
+        EXPECT_TRUE(bytes_equal(ptr[3], want.data(), want.size(), 4))
+                << c.str();
+    }
+}
+
+TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
+    // dst NHWC over NCHW inputs, [2, C, 5, 7]: the fold's tile dim is C
+    // (dst's contiguous dim), its row H x W = 35. The kernel writing dst
+    // runs for 4-byte elements on AVX-512 where C is at least 16 and a
+    // multiple of 16 (dst's columns whole lines apart); the results are
+    // the reference's wherever it runs or not.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 4, 2 })
+        for (int64_t c : { 3, 12, 16, 24, 48, 64 })
+            for (bool nt : { false, true }) {
+                const dims_t d = { 2, c, 5, 7 };
+                nd_spec s = full_spec(d, w);
+                s.strides[si::op_dst] = { d[1] * d[2] * d[3], 1, d[3] * d[1],
+                                          d[1] };
+                const si::select_nd p = make_nd(s);
+                const si::select_plan plan =
+                        si::plan_select(p, nt ? si::nt_candidate_bytes() : 0);
+                const bool want_dt = kisa() == si::kernel_isa::avx512_core
+                                     && w == 4 && c % 16 == 0;
+                const std::string desc = nd_str(p) + (nt ? " (nt)" : "");
+                KT_EXPECT(fails,
+                          ::testing::AssertionResult((plan.kernel_dt != nullptr)
+                                                     == want_dt)
+                                  << plan.kernel_str(),
+                          desc);
+                if (want_dt) {
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(
+                                      (plan.kernel_dt_nt != nullptr)
+                                      == (plan.has_nt()))
+                                      << plan.kernel_str(),
+                              desc);
+                }
+                nd_buffers b(p, g);
+                // dst is dense: every byte is written.
+                std::vector<uint8_t> want(b.dst.size());
+                si::ref_select(p, b.cond.data(), b.src0.data(), b.src1.data(),
+                               want.data(), 1);
+                for (int nthr : { 1, 2 }) {
+                    fill_bytes(b.dst.data(), b.dst.size(), g);
+                    const si::executed ran = si::execute_plan(
+                            plan, p, b.cond.data(), b.src0.data(),
+                            b.src1.data(), b.dst.data(), nthr,
+                            nt ? si::store_override::nt
+                               : si::store_override::none);
+                    KT_EXPECT(fails,
+                              bytes_equal(b.dst.data(), want.data(),
+                                          b.dst.size(), w),
+                              desc + " nthreads " + std::to_string(nthr));
+                    KT_EXPECT(fails, b.canaries_ok(), desc);
+                    if (jit()) {
+                        KT_EXPECT(fails,
+                                  ::testing::AssertionResult(
+                                          ran.kernel
+                                          && (ran.kernel->key().dst_transposed
+                                              != 0) == want_dt)
+                                          << plan.kernel_str(ran),
+                                  desc);
+                    }
+                }
+            }
+}
+
+SELGRAPH_INSTANTIATE_PER_JIT_ISA(kernel_dt);
+
+} // namespace
+} // namespace selgraph_test
