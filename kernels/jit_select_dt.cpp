@@ -291,18 +291,228 @@ private:
     select_kernel_fn fn_ = nullptr;
 };
 
+// AVX2: blocks of 16 rows by 8 columns, each half of 8 rows selected into
+// ymm0-7 (vpmovzxbd of 8 cond bytes, vpcmpeqd with zero, vpblendvb taking
+// src_1 where cond is zero) and transposed in three stages (vunpck{l,h}ps,
+// vshufps, vperm2i128) within 16 registers; the two halves of a dst row's
+// 64-byte piece are stored one after the other (streamed in the nt
+// variant, so a write-combining buffer holds the line for one half-block).
+// No tails: the caller passes rows a multiple of 16 and n of 8
+// (dst_transposed_supported_avx2's shapes, checked by the dispatcher).
+class jit_select_dt_avx2_t : public CodeGenerator, public select_kernel {
+public:
+    explicit jit_select_dt_avx2_t(const kernel_key &key)
+        : CodeGenerator(8192, AutoGrow)
+        , key_(key)
+        , name_(kernel_name(key)) {
+        generate();
+        readyRE();
+        fn_ = getCode<select_kernel_fn>();
+    }
+
+    select_kernel_fn fn() const override { return fn_; }
+    const std::string &name() const override { return name_; }
+    const kernel_key &key() const override { return key_; }
+
+private:
+    const Reg64 reg_param_ = rdi;
+    const Reg64 reg_cond_ = r8;
+    const Reg64 reg_src0_ = r9;
+    const Reg64 reg_src1_ = r10;
+    const Reg64 reg_col_dst_ = r11;
+    const Reg64 reg_n_ = rcx;
+    const Reg64 reg_rows_ = rdx;
+    const Reg64 reg_j_ = rax;
+    const Reg64 reg_pc_ = rsi;
+    const Reg64 reg_pa_ = rbx;
+    const Reg64 reg_pb_ = r12;
+    const Reg64 reg_cs_ = r13;
+    const Reg64 reg_as_ = r14;
+    const Reg64 reg_bs_ = r15;
+    const Reg64 reg_ld_ = rbp;
+    const Ymm vzero_ = Ymm(15), vcond_ = Ymm(14), vb_ = Ymm(13);
+
+    // Rows `half` * 8 .. + 7 of the column block at reg_j_, selected into
+    // ymm0-7 and transposed; returns the register of each column.
+    void half_block(int half, int out[8]) {
+        lea(reg_pc_, ptr[reg_cond_ + reg_j_]);
+        lea(reg_pa_, ptr[reg_src0_ + reg_j_ * 4]);
+        if (key_.src1_scalar)
+            mov(reg_pb_, reg_src1_);
+        else
+            lea(reg_pb_, ptr[reg_src1_ + reg_j_ * 4]);
+        if (half) {
+            // 8 rows on.
+            lea(reg_pc_, ptr[reg_pc_ + reg_cs_ * 8]);
+            lea(reg_pa_, ptr[reg_pa_ + reg_as_ * 8]);
+            lea(reg_pb_, ptr[reg_pb_ + reg_bs_ * 8]);
+        }
+        for (int i = 0; i < 8; ++i) {
+            const Ymm r(i);
+            vpmovzxbd(vcond_, ptr[reg_pc_]);
+            vpcmpeqd(vcond_, vcond_, vzero_);
+            // Where cond is zero: src_1, else src_0 (swapped if inverted).
+            const Address pa = ptr[reg_pa_];
+            if (key_.src1_scalar) {
+                vpbroadcastd(vb_, ptr[reg_pb_]);
+                if (key_.invert_cond) {
+                    vmovdqu(r, vb_);
+                    vpblendvb(r, r, pa, vcond_);
+                } else {
+                    vmovdqu(r, pa);
+                    vpblendvb(r, r, vb_, vcond_);
+                }
+            } else {
+                const Address pb = ptr[reg_pb_];
+                vmovdqu(r, key_.invert_cond ? pb : pa);
+                vpblendvb(r, r, key_.invert_cond ? pa : pb, vcond_);
+            }
+            if (i + 1 < 8) {
+                add(reg_pc_, reg_cs_);
+                add(reg_pa_, reg_as_);
+                add(reg_pb_, reg_bs_);
+            }
+        }
+        // Stage 1: pairs of rows, 32-bit lanes interleaved.
+        const int t[8] = { 8, 9, 10, 11, 12, 13, 0, 1 };
+        for (int i = 0; i < 8; i += 2) {
+            vunpcklps(Ymm(t[i]), Ymm(i), Ymm(i + 1));
+            vunpckhps(Ymm(t[i + 1]), Ymm(i), Ymm(i + 1));
+        }
+        // Stage 2: quads; register s[4q + m] holds, in each 128-bit lane,
+        // column 4 * lane + m of rows 4q .. 4q + 3.
+        const int sq[8] = { 2, 3, 4, 5, 6, 7, 8, 9 };
+        for (int q = 0; q < 2; ++q) {
+            const int *tt = t + 4 * q;
+            const int *sd = sq + 4 * q;
+            vshufps(Ymm(sd[0]), Ymm(tt[0]), Ymm(tt[2]), 0x44);
+            vshufps(Ymm(sd[1]), Ymm(tt[0]), Ymm(tt[2]), 0xee);
+            vshufps(Ymm(sd[2]), Ymm(tt[1]), Ymm(tt[3]), 0x44);
+            vshufps(Ymm(sd[3]), Ymm(tt[1]), Ymm(tt[3]), 0xee);
+        }
+        // Stage 3: the lanes of quads 0 and 1 joined: column m in the low
+        // lanes, column 4 + m in the high ones.
+        const int dst_regs[4][2] = {
+            { 10, 11 }, { 12, 13 }, { 0, 1 }, { 2, 6 }
+        };
+        for (int m = 0; m < 4; ++m) {
+            vperm2i128(Ymm(dst_regs[m][0]), Ymm(sq[m]), Ymm(sq[4 + m]), 0x20);
+            vperm2i128(Ymm(dst_regs[m][1]), Ymm(sq[m]), Ymm(sq[4 + m]), 0x31);
+            out[m] = dst_regs[m][0];
+            out[4 + m] = dst_regs[m][1];
+        }
+    }
+
+    void generate() {
+        push(rbx);
+        push(rbp);
+        push(r12);
+        push(r13);
+        push(r14);
+        push(r15);
+        sub(rsp, 8);
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        mov(reg_cond_, arg(offsetof(select_call_args, cond)));
+        mov(reg_src0_, arg(offsetof(select_call_args, src0)));
+        mov(reg_src1_, arg(offsetof(select_call_args, src1)));
+        mov(reg_pc_, arg(offsetof(select_call_args, dst)));
+        mov(ptr[rsp], reg_pc_);
+        mov(reg_n_, arg(offsetof(select_call_args, n)));
+        mov(reg_rows_, arg(offsetof(select_call_args, rows)));
+        mov(reg_cs_, arg(offsetof(select_call_args, cond_stride)));
+        mov(reg_as_, arg(offsetof(select_call_args, src0_stride)));
+        mov(reg_bs_, arg(offsetof(select_call_args, src1_stride)));
+        mov(reg_ld_, arg(offsetof(select_call_args, dst_stride)));
+        vpxor(vzero_, vzero_, vzero_);
+
+        Label l_rows, l_cols;
+        L(l_rows);
+        mov(reg_col_dst_, ptr[rsp]);
+        xor_(reg_j_, reg_j_);
+        L(l_cols);
+        for (int half = 0; half < 2; ++half) {
+            int out[8];
+            half_block(half, out);
+            mov(reg_pc_, reg_col_dst_);
+            for (int j = 0; j < 8; ++j) {
+                const Address d = ptr[reg_pc_ + half * 32];
+                if (key_.nt_stores)
+                    vmovntdq(d, Ymm(out[j]));
+                else
+                    vmovdqu(d, Ymm(out[j]));
+                add(reg_pc_, reg_ld_);
+            }
+        }
+        mov(reg_col_dst_, reg_pc_);
+        add(reg_j_, 8);
+        cmp(reg_j_, reg_n_);
+        jb(l_cols, T_NEAR);
+        // The next 16 rows.
+        const Reg64 bases[] = { reg_cond_, reg_src0_, reg_src1_ };
+        const Reg64 strides[] = { reg_cs_, reg_as_, reg_bs_ };
+        for (int k = 0; k < 3; ++k) {
+            mov(reg_pc_, strides[k]);
+            shl(reg_pc_, 4);
+            add(bases[k], reg_pc_);
+        }
+        add(qword[rsp], 64);
+        sub(reg_rows_, 16);
+        jnz(l_rows, T_NEAR);
+
+        if (key_.nt_stores) {
+            Label l_no_fence;
+            cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
+            je(l_no_fence, T_NEAR);
+            sfence();
+            L(l_no_fence);
+        }
+        vzeroupper();
+        add(rsp, 8);
+        pop(r15);
+        pop(r14);
+        pop(r13);
+        pop(r12);
+        pop(rbp);
+        pop(rbx);
+        ret();
+    }
+
+    const kernel_key key_;
+    const std::string name_;
+    select_kernel_fn fn_ = nullptr;
+};
+
 } // namespace
 
 bool dst_transposed_supported(const kernel_key &k) {
-    return k.isa == kernel_isa::avx512_core && k.elem_size == 4
-           && !k.cond_scalar && !k.src0_scalar;
+    return (k.isa == kernel_isa::avx512_core || k.isa == kernel_isa::avx2)
+           && k.elem_size == 4 && !k.cond_scalar && !k.src0_scalar;
+}
+
+bool dst_transposed_shape_ok(kernel_isa isa, int64_t rows, int64_t n) {
+    if (isa == kernel_isa::avx2)
+        return rows % 16 == 0 && n % 8 == 0;
+    return true;
 }
 
 std::shared_ptr<const select_kernel>
 create_jit_select_dt_kernel(const kernel_key &key) {
-    auto gen = std::make_shared<jit_select_dt_t>(key);
-    jit_generated(gen->name(), gen->getCode(), gen->getSize());
-    return gen;
+    std::shared_ptr<const select_kernel> k;
+    const void *code = nullptr;
+    size_t size = 0;
+    if (key.isa == kernel_isa::avx2) {
+        auto gen = std::make_shared<jit_select_dt_avx2_t>(key);
+        code = gen->getCode();
+        size = gen->getSize();
+        k = gen;
+    } else {
+        auto gen = std::make_shared<jit_select_dt_t>(key);
+        code = gen->getCode();
+        size = gen->getSize();
+        k = gen;
+    }
+    jit_generated(k->name(), code, size);
+    return k;
 }
 
 } // namespace impl

@@ -30,6 +30,7 @@
 #include "common.hpp"
 #include "dispatch.hpp"
 #include "select_schema.hpp"
+#include "kernels/jit_select.hpp"
 #include "kernels/ref_select.hpp"
 #include "verbose.hpp"
 
@@ -972,6 +973,21 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
         const select_kernel *dt = nt && plan.kernel_dt_nt
                                           ? plan.kernel_dt_nt.get()
                                           : plan.kernel_dt.get();
+        if (dt) {
+            // Every tile's rows and columns, the last ones included, as
+            // the kernel takes them (AVX2: no tails; plan_select checked
+            // the whole rows and row, plan_tiles cuts them in multiples of
+            // 16). Otherwise the scratch path.
+            const tile_shape ts = plan_tiles(f, nthr);
+            const int nd = f.ndims;
+            const int64_t r_last = f.dims[nd - 2] % ts.rows;
+            const int64_t c_last = f.dims[nd - 1] % ts.cols;
+            const kernel_isa di = dt->key().isa;
+            if (!dst_transposed_shape_ok(di, ts.rows, ts.cols)
+                || (r_last && !dst_transposed_shape_ok(di, r_last, ts.cols))
+                || (c_last && !dst_transposed_shape_ok(di, ts.rows, c_last)))
+                dt = nullptr;
+        }
         const transpose_kernel *const tr[n_operands] = {
             plan.transpose[op_cond], plan.transpose[a], plan.transpose[b],
             dt                            ? nullptr

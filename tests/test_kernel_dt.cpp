@@ -1,7 +1,8 @@
 // The kernels that write a transposed dst themselves
 // (kernel_key::dst_transposed, kernels/jit_select_dt.cpp): their keys and
 // refusals, direct calls through the kernel ABI inside guard pages (row and
-// column counts around the 16 x 16 blocks, padded and broadcast rows,
+// column counts around the 16 x 16 blocks on AVX-512, the multiples of 16
+// x 8 that AVX2 takes, padded and broadcast rows,
 // inverted cond, a per-row src_1, both store kinds), bit for bit against
 // impl::ref_select, the callee-saved registers, and which plans use them.
 #include <xbyak/xbyak.h>
@@ -99,10 +100,8 @@ TEST_P(kernel_dt, KeysAndRefusals) {
         for (int bs = 0; bs < 2; ++bs)
             for (int nt = 0; nt < 2; ++nt) {
                 const si::kernel_key k = dt_key(kisa(), 4, inv, bs, nt);
-                EXPECT_EQ(si::dst_transposed_supported(k), avx512)
+                EXPECT_TRUE(si::dst_transposed_supported(k))
                         << si::kernel_name(k);
-                if (!avx512)
-                    continue;
                 const auto kern = si::create_jit_select_kernel(k);
                 ASSERT_TRUE(kern);
                 EXPECT_TRUE(kern->key() == k);
@@ -124,8 +123,6 @@ TEST_P(kernel_dt, KeysAndRefusals) {
     si::kernel_key as = dt_key(kisa(), 4, 0, 1, 0);
     as.src0_scalar = 1;
     bad.push_back(as);
-    if (!avx512)
-        bad.push_back(dt_key(kisa(), 4, 0, 0, 0));
     for (const auto &k : bad) {
         EXPECT_FALSE(si::dst_transposed_supported(k)) << si::kernel_name(k);
         try {
@@ -135,18 +132,26 @@ TEST_P(kernel_dt, KeysAndRefusals) {
             EXPECT_EQ(e.status, sg::status::unimplemented) << e.what();
         }
     }
+    // The shapes a call may have: any on AVX-512 (masked tails), rows a
+    // multiple of 16 and columns of 8 on AVX2.
+    for (int64_t r : { 1, 15, 16, 17, 32 })
+        for (int64_t n : { 1, 7, 8, 9, 16 })
+            EXPECT_EQ(si::dst_transposed_shape_ok(kisa(), r, n),
+                      avx512 || (r % 16 == 0 && n % 8 == 0))
+                    << r << " x " << n;
 }
 
 TEST_P(kernel_dt, BitExactAgainstGuards) {
-    if (kisa() != si::kernel_isa::avx512_core) {
-        // No kernel to call (KeysAndRefusals checks they are refused).
-        EXPECT_FALSE(si::dst_transposed_supported(dt_key(kisa(), 4, 0, 0, 0)));
-        return;
-    }
     auto &g = rng();
     int fails = 0;
-    const std::vector<int64_t> counts = { 1,  2,  3,  15, 16, 17,
-                                          31, 32, 33, 47, 48, 64 };
+    // Around the blocks on AVX-512; the shapes AVX2 takes.
+    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
+    const std::vector<int64_t> counts =
+            avx512 ? std::vector<int64_t> { 1,  2,  3,  15, 16, 17,
+                                            31, 32, 33, 47, 48, 64 }
+                   : std::vector<int64_t> { 16, 32, 48, 64 };
+    const std::vector<int64_t> col_counts =
+            avx512 ? counts : std::vector<int64_t> { 8, 16, 24, 40, 64 };
     const int64_t max_pad = 7;
     guard_set gs(static_cast<size_t>((64 + max_pad) * (64 + 16) * 4));
     ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
@@ -156,7 +161,7 @@ TEST_P(kernel_dt, BitExactAgainstGuards) {
                 const si::kernel_key k = dt_key(kisa(), 4, inv, bs, nt);
                 const auto kern = si::create_jit_select_kernel(k);
                 for (int64_t rows : counts)
-                    for (int64_t cols : counts) {
+                    for (int64_t cols : col_counts) {
                         dt_case c;
                         c.key = k;
                         c.rows = rows;
@@ -205,10 +210,7 @@ TEST_P(kernel_dt, BitExactAgainstGuards) {
 }
 
 TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
-    if (kisa() != si::kernel_isa::avx512_core) {
-        EXPECT_FALSE(si::dst_transposed_supported(dt_key(kisa(), 4, 0, 0, 0)));
-        return;
-    }
+    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
     using harness =
             callee_saved_harness<si::select_kernel_fn, si::select_call_args>;
     const harness h;
@@ -216,10 +218,12 @@ TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
     for (int nt = 0; nt < 2; ++nt) {
         dt_case c;
         c.key = dt_key(kisa(), 4, 0, 0, nt);
-        c.rows = 35; // two full row blocks and a tail
-        c.cols = 21; // one full column block and a tail
-        c.stride[0] = 21;
-        c.stride[1] = c.stride[2] = 84;
+        // AVX-512: two full row blocks and a tail, one full column block
+        // and a tail; AVX2 (no tails): two row blocks, three column blocks.
+        c.rows = avx512 ? 35 : 32;
+        c.cols = avx512 ? 21 : 24;
+        c.stride[0] = c.cols;
+        c.stride[1] = c.stride[2] = c.cols * 4;
         c.dst_ld = 192;
         std::vector<uint8_t> buf[4];
         const void *ptr[4];
@@ -250,67 +254,72 @@ TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
 }
 
 TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
-    // dst NHWC over NCHW inputs, [2, C, 5, 7]: the fold's tile dim is C
-    // (dst's contiguous dim), its row H x W = 35. The kernel writing dst
-    // runs for 4-byte elements on AVX-512 where C is at least 16 and a
-    // multiple of 16 (dst's columns whole lines apart); the results are
-    // the reference's wherever it runs or not.
+    // dst NHWC over NCHW inputs, [2, C, 5, W]: the fold's tile dim is C
+    // (dst's contiguous dim), its row H x W. The kernel writing dst runs
+    // for 4-byte elements where C is at least 16 and a multiple of 16
+    // (dst's columns whole lines apart), on AVX2 only where H x W is a
+    // multiple of 8 (40, not 35); the results are the reference's wherever
+    // it runs or not.
     auto &g = rng();
     int fails = 0;
     for (int w : { 4, 2 })
         for (int64_t c : { 3, 12, 16, 24, 48, 64 })
-            for (bool nt : { false, true }) {
-                const dims_t d = { 2, c, 5, 7 };
-                nd_spec s = full_spec(d, w);
-                s.strides[si::op_dst] = { d[1] * d[2] * d[3], 1, d[3] * d[1],
-                                          d[1] };
-                const si::select_nd p = make_nd(s);
-                const si::select_plan plan =
-                        si::plan_select(p, nt ? si::nt_candidate_bytes() : 0);
-                const bool want_dt = kisa() == si::kernel_isa::avx512_core
-                                     && w == 4 && c % 16 == 0;
-                const std::string desc = nd_str(p) + (nt ? " (nt)" : "");
-                KT_EXPECT(fails,
-                          ::testing::AssertionResult((plan.kernel_dt != nullptr)
-                                                     == want_dt)
-                                  << plan.kernel_str(),
-                          desc);
-                if (want_dt) {
+            for (int64_t wd : { 7, 8 })
+                for (bool nt : { false, true }) {
+                    const dims_t d = { 2, c, 5, wd };
+                    nd_spec s = full_spec(d, w);
+                    s.strides[si::op_dst] = { d[1] * d[2] * d[3], 1,
+                                              d[3] * d[1], d[1] };
+                    const si::select_nd p = make_nd(s);
+                    const si::select_plan plan = si::plan_select(
+                            p, nt ? si::nt_candidate_bytes() : 0);
+                    const bool want_dt =
+                            w == 4 && c % 16 == 0
+                            && (kisa() == si::kernel_isa::avx512_core
+                                || 5 * wd % 8 == 0);
+                    const std::string desc = nd_str(p) + (nt ? " (nt)" : "");
                     KT_EXPECT(fails,
                               ::testing::AssertionResult(
-                                      (plan.kernel_dt_nt != nullptr)
-                                      == (plan.has_nt()))
+                                      (plan.kernel_dt != nullptr) == want_dt)
                                       << plan.kernel_str(),
                               desc);
-                }
-                nd_buffers b(p, g);
-                // dst is dense: every byte is written.
-                std::vector<uint8_t> want(b.dst.size());
-                si::ref_select(p, b.cond.data(), b.src0.data(), b.src1.data(),
-                               want.data(), 1);
-                for (int nthr : { 1, 2 }) {
-                    fill_bytes(b.dst.data(), b.dst.size(), g);
-                    const si::executed ran = si::execute_plan(
-                            plan, p, b.cond.data(), b.src0.data(),
-                            b.src1.data(), b.dst.data(), nthr,
-                            nt ? si::store_override::nt
-                               : si::store_override::none);
-                    KT_EXPECT(fails,
-                              bytes_equal(b.dst.data(), want.data(),
-                                          b.dst.size(), w),
-                              desc + " nthreads " + std::to_string(nthr));
-                    KT_EXPECT(fails, b.canaries_ok(), desc);
-                    if (jit()) {
+                    if (want_dt) {
                         KT_EXPECT(fails,
                                   ::testing::AssertionResult(
-                                          ran.kernel
-                                          && (ran.kernel->key().dst_transposed
-                                              != 0) == want_dt)
-                                          << plan.kernel_str(ran),
+                                          (plan.kernel_dt_nt != nullptr)
+                                          == (plan.has_nt()))
+                                          << plan.kernel_str(),
                                   desc);
                     }
+                    nd_buffers b(p, g);
+                    // dst is dense: every byte is written.
+                    std::vector<uint8_t> want(b.dst.size());
+                    si::ref_select(p, b.cond.data(), b.src0.data(),
+                                   b.src1.data(), want.data(), 1);
+                    for (int nthr : { 1, 2 }) {
+                        fill_bytes(b.dst.data(), b.dst.size(), g);
+                        const si::executed ran = si::execute_plan(
+                                plan, p, b.cond.data(), b.src0.data(),
+                                b.src1.data(), b.dst.data(), nthr,
+                                nt ? si::store_override::nt
+                                   : si::store_override::none);
+                        KT_EXPECT(fails,
+                                  bytes_equal(b.dst.data(), want.data(),
+                                              b.dst.size(), w),
+                                  desc + " nthreads " + std::to_string(nthr));
+                        KT_EXPECT(fails, b.canaries_ok(), desc);
+                        if (jit()) {
+                            KT_EXPECT(
+                                    fails,
+                                    ::testing::AssertionResult(
+                                            ran.kernel
+                                            && (ran.kernel->key().dst_transposed
+                                                != 0) == want_dt)
+                                            << plan.kernel_str(ran),
+                                    desc);
+                        }
+                    }
                 }
-            }
 }
 
 SELGRAPH_INSTANTIATE_PER_JIT_ISA(kernel_dt);
