@@ -1,7 +1,8 @@
 // Xbyak generator of the Select kernels that write a transposed dst
-// themselves (kernel_key::dst_transposed; ABI: select_kernel.hpp): AVX-512,
-// 4-byte elements, cond a vector along the rows, src_0 a vector, src_1 a
-// vector or one element per row.
+// themselves (kernel_key::dst_transposed; ABI: select_kernel.hpp): AVX-512
+// and AVX2 (the latter below, without tails), 4-byte elements, cond a
+// vector along the rows, src_0 a vector, src_1 a vector or one element per
+// row.
 //
 // A transposed dst is contiguous along the rows of the tile (a channels-last
 // dst over NCHW inputs: the rows are the channels). The general path runs
@@ -298,7 +299,10 @@ private:
 // 64-byte piece are stored one after the other (streamed in the nt
 // variant, so a write-combining buffer holds the line for one half-block).
 // No tails: the caller passes rows a multiple of 16 and n of 8
-// (dst_transposed_supported_avx2's shapes, checked by the dispatcher).
+// (dst_transposed_shape_ok, checked by the dispatcher and the tiled
+// runner); the loops stop before any block that would not fit whole, so a
+// call of other shapes leaves its last rows and columns unwritten rather
+// than touch a byte past them.
 class jit_select_dt_avx2_t : public CodeGenerator, public select_kernel {
 public:
     explicit jit_select_dt_avx2_t(const kernel_key &key)
@@ -425,11 +429,17 @@ private:
         mov(reg_ld_, arg(offsetof(select_call_args, dst_stride)));
         vpxor(vzero_, vzero_, vzero_);
 
-        Label l_rows, l_cols;
+        Label l_rows, l_cols, l_cols_done, l_end;
+        cmp(reg_rows_, 16);
+        jb(l_end, T_NEAR);
         L(l_rows);
         mov(reg_col_dst_, ptr[rsp]);
         xor_(reg_j_, reg_j_);
         L(l_cols);
+        mov(reg_pc_, reg_n_);
+        sub(reg_pc_, reg_j_);
+        cmp(reg_pc_, 8);
+        jb(l_cols_done, T_NEAR);
         for (int half = 0; half < 2; ++half) {
             int out[8];
             half_block(half, out);
@@ -445,8 +455,8 @@ private:
         }
         mov(reg_col_dst_, reg_pc_);
         add(reg_j_, 8);
-        cmp(reg_j_, reg_n_);
-        jb(l_cols, T_NEAR);
+        jmp(l_cols, T_NEAR);
+        L(l_cols_done);
         // The next 16 rows.
         const Reg64 bases[] = { reg_cond_, reg_src0_, reg_src1_ };
         const Reg64 strides[] = { reg_cs_, reg_as_, reg_bs_ };
@@ -457,8 +467,10 @@ private:
         }
         add(qword[rsp], 64);
         sub(reg_rows_, 16);
-        jnz(l_rows, T_NEAR);
+        cmp(reg_rows_, 16);
+        jae(l_rows, T_NEAR);
 
+        L(l_end);
         if (key_.nt_stores) {
             Label l_no_fence;
             cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);

@@ -49,13 +49,14 @@ struct kernel_key {
     uint8_t src1_scalar;
     uint8_t nt_stores; ///< non-temporal stores for the aligned body
     uint8_t unroll;    ///< vectors per main-loop iteration
-    /// dst is contiguous along the rows, not along them (a transposed
-    /// dst): element (r, c) of dst at dst + c * dst_stride + r * elem_size,
-    /// so dst_stride is the bytes between columns. Written by 16 x 16
-    /// register transposes (kernels/jit_select_dt.cpp): AVX-512, 4-byte
-    /// elements, cond and src_0 vectors (dst_transposed_supported). The
-    /// non-temporal variant needs dst and dst_stride multiples of 64 bytes.
-    /// unroll is not used.
+    /// dst is contiguous across the rows rather than along them (a
+    /// transposed dst): element (r, c) of dst at dst + c * dst_stride + r *
+    /// elem_size, so dst_stride is the bytes between columns. Written by
+    /// register transposes (kernels/jit_select_dt.cpp): AVX-512 and AVX2,
+    /// 4-byte elements, cond and src_0 vectors (dst_transposed_supported);
+    /// AVX2 takes only rows in multiples of 16 and n of 8
+    /// (dst_transposed_shape_ok). The non-temporal variant needs dst and
+    /// dst_stride multiples of 64 bytes. unroll is not used.
     uint8_t dst_transposed = 0;
 
     bool operator==(const kernel_key &o) const {

@@ -213,20 +213,19 @@ struct tiled_runner {
     select_kernel_fn dt_fn = nullptr, dt_regular = nullptr;
 
     // `atr`: each transposed operand's kernel (for dst, the one the store
-    // kind picked; null where `dt` writes dst); `dst_regular`: dst's
-    // regular transposing kernel, and `nt` whether non-temporal stores were
-    // picked; `dt`, `dt_reg`: the kernels writing a transposed dst, or
-    // null.
+    // kind picked); `dst_regular`: dst's regular transposing kernel, and
+    // `nt` whether non-temporal stores were picked; `dt`, `dt_reg`: the
+    // kernels writing a transposed dst (the picked variant and the regular
+    // one), or null: they replace dst's transpose where they take every
+    // tile.
     tiled_runner(const select_folded &af, select_kernel_fn afn,
                  const char *const *abase, const int64_t *const *astride,
                  const transpose_kernel *const *atr,
                  const transpose_kernel *dst_regular, bool nt, int nthreads,
-                 select_kernel_fn dt = nullptr,
-                 select_kernel_fn dt_reg = nullptr)
+                 const select_kernel *dt = nullptr,
+                 const select_kernel *dt_reg = nullptr)
         : f(af)
-        , fn(afn)
-        , dt_fn(dt)
-        , dt_regular(dt_reg) {
+        , fn(afn) {
         for (int i = 0; i < n_operands; ++i) {
             base[i] = abase[i];
             stride[i] = astride[i];
@@ -241,6 +240,25 @@ struct tiled_runner {
         cols_first = ts.cols_first;
         const int nd = f.ndims;
         const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
+        // The kernel writing dst itself where it takes every tile's rows
+        // and columns, the last row and column blocks' included (AVX2: no
+        // tails; plan_select checked the whole dims, plan_tiles cuts them
+        // in multiples of 16); otherwise dst's transpose from the scratch.
+        if (dt && dt_reg) {
+            const kernel_isa di = dt->key().isa;
+            const int64_t rl = rows % tile_rows, cl = inner % tile_cols;
+            bool ok = true;
+            for (int64_t r : { tile_rows, rl })
+                for (int64_t c : { tile_cols, cl })
+                    ok = ok
+                         && (r == 0 || c == 0
+                             || dst_transposed_shape_ok(di, r, c));
+            if (ok) {
+                dt_fn = dt->fn();
+                dt_regular = dt_reg->fn();
+                tr[op_dst] = nullptr;
+            }
+        }
         for (int i = 0; i < n_operands; ++i) {
             if (!tr[i])
                 continue;
@@ -973,31 +991,15 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
         const select_kernel *dt = nt && plan.kernel_dt_nt
                                           ? plan.kernel_dt_nt.get()
                                           : plan.kernel_dt.get();
-        if (dt) {
-            // Every tile's rows and columns, the last ones included, as
-            // the kernel takes them (AVX2: no tails; plan_select checked
-            // the whole rows and row, plan_tiles cuts them in multiples of
-            // 16). Otherwise the scratch path.
-            const tile_shape ts = plan_tiles(f, nthr);
-            const int nd = f.ndims;
-            const int64_t r_last = f.dims[nd - 2] % ts.rows;
-            const int64_t c_last = f.dims[nd - 1] % ts.cols;
-            const kernel_isa di = dt->key().isa;
-            if (!dst_transposed_shape_ok(di, ts.rows, ts.cols)
-                || (r_last && !dst_transposed_shape_ok(di, r_last, ts.cols))
-                || (c_last && !dst_transposed_shape_ok(di, ts.rows, c_last)))
-                dt = nullptr;
-        }
         const transpose_kernel *const tr[n_operands] = {
             plan.transpose[op_cond], plan.transpose[a], plan.transpose[b],
-            dt                            ? nullptr
-            : nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
-                                          : plan.transpose[op_dst]
+            nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
+                                        : plan.transpose[op_dst]
         };
-        const tiled_runner runner(
-                f, fn, base, strides, tr, plan.transpose[op_dst], nt, nthr,
-                dt ? dt->fn() : nullptr, dt ? plan.kernel_dt->fn() : nullptr);
-        if (dt)
+        const tiled_runner runner(f, fn, base, strides, tr,
+                                  plan.transpose[op_dst], nt, nthr, dt,
+                                  plan.kernel_dt.get());
+        if (runner.dt_fn)
             used = dt;
         const int64_t items = runner.items();
         const int team = static_cast<int>(std::min<int64_t>(nthr, items));

@@ -83,10 +83,12 @@ si::select_call_args dt_args(const dt_case &c, const void *const *ptr) {
     return a;
 }
 
-/// The case's want: ref_select into a copy of dst's bytes (gaps kept).
-std::vector<uint8_t> dt_want(const dt_case &c, const void *const *ptr) {
+/// The case's want: ref_select into a copy of dst's bytes (gaps kept), and
+/// of the `extra` bytes after them, which must not change.
+std::vector<uint8_t> dt_want(const dt_case &c, const void *const *ptr,
+                             size_t extra = 0) {
     const auto *d = static_cast<const uint8_t *>(ptr[3]);
-    std::vector<uint8_t> want(d, d + c.bytes(si::op_dst));
+    std::vector<uint8_t> want(d, d + c.bytes(si::op_dst) + extra);
     const void *a = c.key.invert_cond ? ptr[2] : ptr[1];
     const void *b = c.key.invert_cond ? ptr[1] : ptr[2];
     si::ref_select(c.nd(), ptr[0], a, b, want.data(), 1);
@@ -113,7 +115,7 @@ TEST_P(kernel_dt, KeysAndRefusals) {
     si::kernel_key row = ex;
     row.dst_transposed = 0;
     EXPECT_FALSE(row == ex);
-    // No kernel: other element sizes, a scalar cond or src_0, AVX2.
+    // No kernel: other element sizes, a scalar cond or src_0.
     std::vector<si::kernel_key> bad;
     for (int w : { 1, 2, 8 })
         bad.push_back(dt_key(kisa(), w, 0, 0, 0));
@@ -195,7 +197,13 @@ TEST_P(kernel_dt, BitExactAgainstGuards) {
                             for (int op = 0; op < 4; ++op)
                                 most = std::max(most, c.bytes(op) + 64);
                             gs.fill(g, most);
-                            const auto want = dt_want(c, ptr);
+                            // The nt variant's dst ends up to 60 bytes
+                            // before the guard: those must not change.
+                            const size_t extra =
+                                    nt ? (c.bytes(si::op_dst) + 63) / 64 * 64
+                                                    - c.bytes(si::op_dst)
+                                       : 0;
+                            const auto want = dt_want(c, ptr, extra);
                             const auto a = dt_args(c, ptr);
                             kern->fn()(&a);
                             KT_EXPECT(fails,
@@ -254,19 +262,21 @@ TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
 }
 
 TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
-    // dst NHWC over NCHW inputs, [2, C, 5, W]: the fold's tile dim is C
+    // dst NHWC over NCHW inputs, [2, C, 41, W]: the fold's tile dim is C
     // (dst's contiguous dim), its row H x W. The kernel writing dst runs
     // for 4-byte elements where C is at least 16 and a multiple of 16
     // (dst's columns whole lines apart), on AVX2 only where H x W is a
-    // multiple of 8 (40, not 35); the results are the reference's wherever
-    // it runs or not.
+    // multiple of 8 (328, not 287); the results are the reference's
+    // wherever it runs or not, at 1 and 2 threads (from C = 48 on, the
+    // problem is large enough for two), with dst aligned and (the nt
+    // variant's calls then fall back to regular stores) not.
     auto &g = rng();
     int fails = 0;
     for (int w : { 4, 2 })
         for (int64_t c : { 3, 12, 16, 24, 48, 64 })
             for (int64_t wd : { 7, 8 })
                 for (bool nt : { false, true }) {
-                    const dims_t d = { 2, c, 5, wd };
+                    const dims_t d = { 2, c, 41, wd };
                     nd_spec s = full_spec(d, w);
                     s.strides[si::op_dst] = { d[1] * d[2] * d[3], 1,
                                               d[3] * d[1], d[1] };
@@ -276,7 +286,7 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
                     const bool want_dt =
                             w == 4 && c % 16 == 0
                             && (kisa() == si::kernel_isa::avx512_core
-                                || 5 * wd % 8 == 0);
+                                || 41 * wd % 8 == 0);
                     const std::string desc = nd_str(p) + (nt ? " (nt)" : "");
                     KT_EXPECT(fails,
                               ::testing::AssertionResult(
@@ -291,32 +301,36 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
                                           << plan.kernel_str(),
                                   desc);
                     }
-                    nd_buffers b(p, g);
-                    // dst is dense: every byte is written.
-                    std::vector<uint8_t> want(b.dst.size());
-                    si::ref_select(p, b.cond.data(), b.src0.data(),
-                                   b.src1.data(), want.data(), 1);
-                    for (int nthr : { 1, 2 }) {
-                        fill_bytes(b.dst.data(), b.dst.size(), g);
-                        const si::executed ran = si::execute_plan(
-                                plan, p, b.cond.data(), b.src0.data(),
-                                b.src1.data(), b.dst.data(), nthr,
-                                nt ? si::store_override::nt
-                                   : si::store_override::none);
-                        KT_EXPECT(fails,
-                                  bytes_equal(b.dst.data(), want.data(),
-                                              b.dst.size(), w),
-                                  desc + " nthreads " + std::to_string(nthr));
-                        KT_EXPECT(fails, b.canaries_ok(), desc);
-                        if (jit()) {
-                            KT_EXPECT(
-                                    fails,
-                                    ::testing::AssertionResult(
-                                            ran.kernel
-                                            && (ran.kernel->key().dst_transposed
-                                                != 0) == want_dt)
-                                            << plan.kernel_str(ran),
-                                    desc);
+                    for (size_t misd : { size_t(0), size_t(4) }) {
+                        nd_buffers b(p, g, 0, 0, misd);
+                        // dst is dense: every byte is written.
+                        std::vector<uint8_t> want(b.dst.size());
+                        si::ref_select(p, b.cond.data(), b.src0.data(),
+                                       b.src1.data(), want.data(), 1);
+                        for (int nthr : { 1, 2 }) {
+                            fill_bytes(b.dst.data(), b.dst.size(), g);
+                            const si::executed ran = si::execute_plan(
+                                    plan, p, b.cond.data(), b.src0.data(),
+                                    b.src1.data(), b.dst.data(), nthr,
+                                    nt ? si::store_override::nt
+                                       : si::store_override::none);
+                            KT_EXPECT(fails,
+                                      bytes_equal(b.dst.data(), want.data(),
+                                                  b.dst.size(), w),
+                                      desc + " nthreads " + std::to_string(nthr)
+                                              + " dst misaligned by "
+                                              + std::to_string(misd));
+                            KT_EXPECT(fails, b.canaries_ok(), desc);
+                            if (jit()) {
+                                KT_EXPECT(fails,
+                                          ::testing::AssertionResult(
+                                                  ran.kernel
+                                                  && (ran.kernel->key()
+                                                              .dst_transposed
+                                                      != 0) == want_dt)
+                                                  << plan.kernel_str(ran),
+                                          desc);
+                            }
                         }
                     }
                 }
