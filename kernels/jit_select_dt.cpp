@@ -22,11 +22,11 @@
 // A block of 16 rows reads 16 lines of each input at a time and sweeps the
 // columns, so the inputs stream in 16 runs each. On the 2-vCPU Intel Xeon
 // guest an intrinsics model of this loop ran L5's shape (f32 [16, 64, 56,
-// 56] into an NHWC dst) at 0.65-0.66 of the dense Select, against 0.5 for
+// 56] into an NHWC dst) at 0.65-0.68 of the dense Select, against 0.5 for
 // the row kernel and the dst transpose one after the other; sweeping all 64
 // rows per column block instead (so that dst is written in address order)
-// ran at 0.38-0.44, and software prefetch of the rows ahead only slowed it
-// (docs/performance.md).
+// ran at 0.33-0.44, and software prefetch of the rows ahead only slowed it;
+// this kernel ran L5 at 0.74-0.80 (docs/performance.md).
 //
 // Tails: the columns past the last full block are loaded under an opmask
 // (cond bytes, src_1, and src_0 through the blend's mask, which excludes
