@@ -203,17 +203,20 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
                     false));
         }
     // A transposed dst and nothing else transposed: the kernel that writes
-    // it itself, where one exists, dst's columns lie whole cache lines
-    // apart (each 16-element piece one line, streamed whole) and the tiles
-    // hold whole 16 x 16 blocks (three-channel rows, L16, ran 0.68x the
-    // packed transposes in 16 x 3 blocks).
+    // it itself, where one exists and the tiles hold whole 16 x 16 blocks
+    // (three-channel rows, L16, ran 0.68x the packed transposes in 16 x 3
+    // blocks). Its nt variant only where dst's columns lie whole cache
+    // lines apart, each 16-element piece one line streamed whole; on other
+    // columns ([2047, 2047], 197-element lines) non-temporal stores are
+    // the dst transpose's, which carries partial lines from strip to strip
+    // (tiled_runner::dst_carry), and the store policy times the two.
     kernel_key kdt = key;
     kdt.dst_transposed = 1;
     kdt.unroll = 0;
     const int nd = f.ndims;
     bool dt = nd >= 2 && f.mode[op_dst] == inner_mode::transposed
-              && f.strides[op_dst][nd - 1] % 64 == 0 && f.dims[nd - 2] >= 16
-              && f.dims[nd - 1] >= 16 && dst_transposed_supported(kdt)
+              && f.dims[nd - 2] >= 16 && f.dims[nd - 1] >= 16
+              && dst_transposed_supported(kdt)
               && dst_transposed_shape_ok(isa, f.dims[nd - 2], f.dims[nd - 1]);
     for (int i = 0; i < op_dst; ++i)
         dt = dt && f.mode[i] != inner_mode::transposed;
@@ -228,7 +231,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         if (f.mode[op_dst] == inner_mode::transposed) {
             plan.transpose_dst_nt = get_transpose_kernel(
                     tuned_transpose_key(isa, f.elem_size, true));
-            if (dt) {
+            if (dt && f.strides[op_dst][nd - 1] % 64 == 0) {
                 kdt.nt_stores = 1;
                 plan.kernel_dt_nt = get(kdt);
             }

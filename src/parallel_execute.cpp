@@ -987,10 +987,10 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
 
     if (f.has_transposed()) {
         // A transposed dst written by the kernel itself, where the plan
-        // has one.
-        const select_kernel *dt = nt && plan.kernel_dt_nt
-                                          ? plan.kernel_dt_nt.get()
-                                          : plan.kernel_dt.get();
+        // has one for the store kind picked (no nt variant on columns off
+        // the cache lines: dst's nt transpose then stores it).
+        const select_kernel *dt =
+                nt ? plan.kernel_dt_nt.get() : plan.kernel_dt.get();
         const transpose_kernel *const tr[n_operands] = {
             plan.transpose[op_cond], plan.transpose[a], plan.transpose[b],
             nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
