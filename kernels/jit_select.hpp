@@ -19,11 +19,6 @@ create_jit_select_kernel(const kernel_key &key);
 /// (kernel_key::dst_transposed; the rest of the key as for any kernel).
 bool dst_transposed_supported(const kernel_key &k);
 
-/// Whether such a kernel of `isa` takes calls of `rows` rows of `n`
-/// elements, and so tiles of them: any on AVX-512 (masked tails); on AVX2,
-/// which has no tails, rows a multiple of 16 and n of 8.
-bool dst_transposed_shape_ok(kernel_isa isa, int64_t rows, int64_t n);
-
 /// The generator of those kernels (kernels/jit_select_dt.cpp), for
 /// create_jit_select_kernel: `key` must be supported.
 std::shared_ptr<const select_kernel>

@@ -1,6 +1,6 @@
 // Xbyak generator of the Select kernels that write a transposed dst
 // themselves (kernel_key::dst_transposed; ABI: select_kernel.hpp): AVX-512
-// and AVX2 (the latter below, without tails), 4-byte elements, cond a
+// and AVX2 (the latter below), 4-byte elements, any rows and columns, cond a
 // vector along the rows, src_0 a vector, src_1 a vector or one element per
 // row.
 //
@@ -295,17 +295,26 @@ private:
 // AVX2: blocks of 16 rows by 8 columns, each half of 8 rows selected into
 // ymm0-7 (vpmovzxbd of 8 cond bytes, vpcmpeqd with zero, vpblendvb taking
 // src_1 where cond is zero) and transposed in three stages (vunpck{l,h}ps,
-// vshufps, vperm2i128) within 16 registers. The regular variant stores
-// each half where it belongs; the nt variant holds the first halves on the
-// stack and streams each dst line's two halves one after the other: the
-// first halves streamed as they came, the line completed a half-block
-// later, ran L5 at 2.3-3.4 GB/s against 15-16.5 with regular stores
-// (partial lines flushed from the write-combining buffers).
-// No tails: the caller passes rows a multiple of 16 and n of 8
-// (dst_transposed_shape_ok, checked by the dispatcher and the tiled
-// runner); the loops stop before any block that would not fit whole, so a
-// call of other shapes leaves its last rows and columns unwritten rather
-// than touch a byte past them.
+// vshufps, vperm2i128) within 16 registers. The first halves of the 8 dst
+// lines wait on the stack, and each line's two halves are stored one after
+// the other: streamed as they came, the second half a half-block later,
+// the nt variant ran L5 at 2.3-3.4 GB/s against 15-16.5 with regular
+// stores (partial lines flushed from the write-combining buffers), and the
+// regular variant, holding them too, ran 1.05-1.5x its speed storing each
+// half where it belonged, on 5 of 6 shapes from the caches (f32 planes
+// [197, 197] to [2047, 2047]; [100, 100] 0.75-0.86x; docs/performance.md).
+//
+// Tails, as on AVX-512 but without opmasks: the columns past the last full
+// block are loaded by vpmaskmovd (src_0, src_1) and vpinsrb, one byte at a
+// time (cond: no byte-granular masked load exists), and only their dst
+// lines are stored; the rows past the last full block are not loaded
+// (their registers are zeroed) and each half-line is stored by vpmaskmovd
+// under a mask of the rows that exist, regular stores in both variants.
+// The masks are 8 dwords read from mask_table at an offset: lanes below
+// the count set. No byte outside a tensor is read or written.
+alignas(64) const int32_t mask_table[32] = { -1, -1, -1, -1, -1, -1, -1, -1,
+                                             -1, -1, -1, -1, -1, -1, -1, -1 };
+
 class jit_select_dt_avx2_t : public CodeGenerator, public select_kernel {
 public:
     explicit jit_select_dt_avx2_t(const kernel_key &key)
@@ -322,7 +331,8 @@ public:
     const kernel_key &key() const override { return key_; }
 
 private:
-    const Reg64 reg_param_ = rdi;
+    const Reg64 reg_param_ = rdi; // spilled; then the columns left (tails)
+    const Reg64 reg_cols_ = rdi;
     const Reg64 reg_cond_ = r8;
     const Reg64 reg_src0_ = r9;
     const Reg64 reg_src1_ = r10;
@@ -338,15 +348,35 @@ private:
     const Reg64 reg_bs_ = r15;
     const Reg64 reg_ld_ = rbp;
     const Ymm vzero_ = Ymm(15), vcond_ = Ymm(14), vb_ = Ymm(13);
-    // The stack frame: [rsp] dst at the row block's first row; from
-    // stage_off, the nt variant's first halves of a column block's 8 dst
-    // lines (16-byte aligned: the frame keeps rsp so).
+    // Free while a half block loads (the transpose's temporaries).
+    const Ymm vcols_ = Ymm(12);
+    // The stack frame: [rsp] dst at the row block's first row; [rsp + 8]
+    // the argument pointer; from stage_off, the first halves of a column
+    // block's 8 dst lines; then the row tail's masks of the
+    // two halves and the column tail's mask (the frame keeps rsp 16-byte
+    // aligned).
+    static constexpr int param_off = 8;
     static constexpr int stage_off = 16;
-    static constexpr int frame = stage_off + 8 * 32 + 8;
+    static constexpr int rows_mask_off = stage_off + 8 * 32;
+    static constexpr int cols_mask_off = rows_mask_off + 2 * 32;
+    static constexpr int frame = cols_mask_off + 32 + 8;
+
+    // vmovdqu of the 8 dwords of mask_table from dword `16 - count` (lanes
+    // below count set), count in `reg`, to the stack at `off`; clobbers
+    // reg_pa_ and reg_pb_.
+    void mask_to_stack(const Reg64 &count, int bias, int off) {
+        mov(reg_pa_, reinterpret_cast<size_t>(mask_table));
+        mov(reg_pb_, 16 + bias);
+        sub(reg_pb_, count);
+        vmovdqu(vcond_, ptr[reg_pa_ + reg_pb_ * 4]);
+        vmovdqu(ptr[rsp + off], vcond_);
+    }
 
     // Rows `half` * 8 .. + 7 of the column block at reg_j_, selected into
-    // ymm0-7 and transposed; returns the register of each column.
-    void half_block(int half, int out[8]) {
+    // ymm0-7 and transposed; returns the register of each column. A row
+    // tail's rows past reg_rows_ are zeros; a column tail loads
+    // reg_cols_ columns.
+    void half_block(int half, bool rows_tail, bool cols_tail, int out[8]) {
         lea(reg_pc_, ptr[reg_cond_ + reg_j_]);
         lea(reg_pa_, ptr[reg_src0_ + reg_j_ * 4]);
         if (key_.src1_scalar)
@@ -359,14 +389,49 @@ private:
             lea(reg_pa_, ptr[reg_pa_ + reg_as_ * 8]);
             lea(reg_pb_, ptr[reg_pb_ + reg_bs_ * 8]);
         }
+        if (cols_tail)
+            vmovdqu(vcols_, ptr[rsp + cols_mask_off]);
+        Label l_zero[8], l_loaded;
         for (int i = 0; i < 8; ++i) {
             const Ymm r(i);
-            vpmovzxbd(vcond_, ptr[reg_pc_]);
+            if (rows_tail && 8 * half + i > 0) {
+                cmp(reg_rows_, 8 * half + i);
+                jbe(l_zero[i], T_NEAR);
+            }
+            if (cols_tail) {
+                // The row's cond bytes, one at a time, into xmm i.
+                const Xmm xc(i);
+                Label l_bytes;
+                vpxor(xc, xc, xc);
+                for (int k = 0; k < 7; ++k) {
+                    if (k > 0) {
+                        cmp(reg_cols_, k);
+                        jbe(l_bytes, T_NEAR);
+                    }
+                    vpinsrb(xc, xc, ptr[reg_pc_ + k], k);
+                }
+                L(l_bytes);
+                vpmovzxbd(vcond_, xc);
+            } else {
+                vpmovzxbd(vcond_, ptr[reg_pc_]);
+            }
             vpcmpeqd(vcond_, vcond_, vzero_);
             // Where cond is zero: src_1, else src_0 (swapped if inverted).
             const Address pa = ptr[reg_pa_];
-            if (key_.src1_scalar) {
-                vpbroadcastd(vb_, ptr[reg_pb_]);
+            const Address pb = ptr[reg_pb_];
+            if (cols_tail) {
+                // The first operand into r, the second into vb_.
+                const auto load = [&](const Ymm &v, bool b) {
+                    if (b && key_.src1_scalar)
+                        vpbroadcastd(v, pb);
+                    else
+                        vpmaskmovd(v, vcols_, b ? pb : pa);
+                };
+                load(r, key_.invert_cond);
+                load(vb_, !key_.invert_cond);
+                vpblendvb(r, r, vb_, vcond_);
+            } else if (key_.src1_scalar) {
+                vpbroadcastd(vb_, pb);
                 if (key_.invert_cond) {
                     vmovdqu(r, vb_);
                     vpblendvb(r, r, pa, vcond_);
@@ -375,7 +440,6 @@ private:
                     vpblendvb(r, r, vb_, vcond_);
                 }
             } else {
-                const Address pb = ptr[reg_pb_];
                 vmovdqu(r, key_.invert_cond ? pb : pa);
                 vpblendvb(r, r, key_.invert_cond ? pa : pb, vcond_);
             }
@@ -384,6 +448,14 @@ private:
                 add(reg_pa_, reg_as_);
                 add(reg_pb_, reg_bs_);
             }
+        }
+        if (rows_tail) {
+            jmp(l_loaded, T_NEAR);
+            for (int i = 0; i < 8; ++i) {
+                L(l_zero[i]);
+                vpxor(Ymm(i), Ymm(i), Ymm(i));
+            }
+            L(l_loaded);
         }
         // Stage 1: pairs of rows, 32-bit lanes interleaved.
         const int t[8] = { 8, 9, 10, 11, 12, 13, 0, 1 };
@@ -415,6 +487,69 @@ private:
         }
     }
 
+    // One block of 16 rows by 8 columns (a column tail: reg_cols_). Full
+    // rows: the first halves of the dst lines are held on the stack and
+    // each line's two halves stored one after the other (streamed in the
+    // nt variant). A row tail: each half stored under its rows' mask.
+    void block(bool rows_tail, bool cols_tail) {
+        for (int half = 0; half < 2; ++half) {
+            int out[8];
+            half_block(half, rows_tail, cols_tail, out);
+            if (!rows_tail && half == 0) {
+                for (int j = 0; j < 8; ++j)
+                    vmovdqu(ptr[rsp + stage_off + 32 * j], Ymm(out[j]));
+                continue;
+            }
+            if (rows_tail)
+                vmovdqu(vcond_, ptr[rsp + rows_mask_off + 32 * half]);
+            mov(reg_pc_, reg_col_dst_);
+            Label l_stored;
+            for (int j = 0; j < 8; ++j) {
+                if (cols_tail && j > 0) {
+                    cmp(reg_cols_, j);
+                    jbe(l_stored, T_NEAR);
+                }
+                if (rows_tail) {
+                    vpmaskmovd(ptr[reg_pc_ + half * 32], vcond_, Ymm(out[j]));
+                } else {
+                    vmovdqu(vcond_, ptr[rsp + stage_off + 32 * j]);
+                    if (key_.nt_stores) {
+                        vmovntdq(ptr[reg_pc_], vcond_);
+                        vmovntdq(ptr[reg_pc_ + 32], Ymm(out[j]));
+                    } else {
+                        vmovdqu(ptr[reg_pc_], vcond_);
+                        vmovdqu(ptr[reg_pc_ + 32], Ymm(out[j]));
+                    }
+                }
+                add(reg_pc_, reg_ld_);
+            }
+            L(l_stored);
+        }
+        if (!cols_tail)
+            mov(reg_col_dst_, reg_pc_);
+    }
+
+    // The column blocks of one row block.
+    void columns(bool rows_tail) {
+        Label l_cols, l_tail, l_done;
+        mov(reg_col_dst_, ptr[rsp]);
+        xor_(reg_j_, reg_j_);
+        L(l_cols);
+        mov(reg_cols_, reg_n_);
+        sub(reg_cols_, reg_j_);
+        cmp(reg_cols_, 8);
+        jb(l_tail, T_NEAR);
+        block(rows_tail, false);
+        add(reg_j_, 8);
+        jmp(l_cols, T_NEAR);
+        L(l_tail);
+        test(reg_cols_, reg_cols_);
+        jz(l_done, T_NEAR);
+        mask_to_stack(reg_cols_, 0, cols_mask_off);
+        block(rows_tail, true);
+        L(l_done);
+    }
+
     void generate() {
         push(rbx);
         push(rbp);
@@ -435,45 +570,14 @@ private:
         mov(reg_as_, arg(offsetof(select_call_args, src0_stride)));
         mov(reg_bs_, arg(offsetof(select_call_args, src1_stride)));
         mov(reg_ld_, arg(offsetof(select_call_args, dst_stride)));
+        mov(ptr[rsp + param_off], reg_param_);
         vpxor(vzero_, vzero_, vzero_);
 
-        Label l_rows, l_cols, l_cols_done, l_end;
-        cmp(reg_rows_, 16);
-        jb(l_end, T_NEAR);
+        Label l_rows, l_rows_tail, l_end;
         L(l_rows);
-        mov(reg_col_dst_, ptr[rsp]);
-        xor_(reg_j_, reg_j_);
-        L(l_cols);
-        mov(reg_pc_, reg_n_);
-        sub(reg_pc_, reg_j_);
-        cmp(reg_pc_, 8);
-        jb(l_cols_done, T_NEAR);
-        for (int half = 0; half < 2; ++half) {
-            int out[8];
-            half_block(half, out);
-            if (key_.nt_stores && half == 0) {
-                // Held on the stack until the other half of each line.
-                for (int j = 0; j < 8; ++j)
-                    vmovdqu(ptr[rsp + stage_off + 32 * j], Ymm(out[j]));
-                continue;
-            }
-            mov(reg_pc_, reg_col_dst_);
-            for (int j = 0; j < 8; ++j) {
-                if (key_.nt_stores) {
-                    // Both halves of the line, one after the other.
-                    vmovdqu(vcond_, ptr[rsp + stage_off + 32 * j]);
-                    vmovntdq(ptr[reg_pc_], vcond_);
-                    vmovntdq(ptr[reg_pc_ + 32], Ymm(out[j]));
-                } else {
-                    vmovdqu(ptr[reg_pc_ + half * 32], Ymm(out[j]));
-                }
-                add(reg_pc_, reg_ld_);
-            }
-        }
-        mov(reg_col_dst_, reg_pc_);
-        add(reg_j_, 8);
-        jmp(l_cols, T_NEAR);
-        L(l_cols_done);
+        cmp(reg_rows_, 16);
+        jb(l_rows_tail, T_NEAR);
+        columns(false);
         // The next 16 rows.
         const Reg64 bases[] = { reg_cond_, reg_src0_, reg_src1_ };
         const Reg64 strides[] = { reg_cs_, reg_as_, reg_bs_ };
@@ -484,12 +588,21 @@ private:
         }
         add(qword[rsp], 64);
         sub(reg_rows_, 16);
-        cmp(reg_rows_, 16);
-        jae(l_rows, T_NEAR);
+        jmp(l_rows, T_NEAR);
+
+        L(l_rows_tail);
+        test(reg_rows_, reg_rows_);
+        jz(l_end, T_NEAR);
+        // Rows 0-7 and 8-15 of each half-line: lanes below rows, and
+        // below rows - 8.
+        mask_to_stack(reg_rows_, 0, rows_mask_off);
+        mask_to_stack(reg_rows_, 8, rows_mask_off + 32);
+        columns(true);
 
         L(l_end);
         if (key_.nt_stores) {
             Label l_no_fence;
+            mov(reg_param_, ptr[rsp + param_off]);
             cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
             je(l_no_fence, T_NEAR);
             sfence();
@@ -516,12 +629,6 @@ private:
 bool dst_transposed_supported(const kernel_key &k) {
     return (k.isa == kernel_isa::avx512_core || k.isa == kernel_isa::avx2)
            && k.elem_size == 4 && !k.cond_scalar && !k.src0_scalar;
-}
-
-bool dst_transposed_shape_ok(kernel_isa isa, int64_t rows, int64_t n) {
-    if (isa == kernel_isa::avx2)
-        return rows % 16 == 0 && n % 8 == 0;
-    return true;
 }
 
 std::shared_ptr<const select_kernel>

@@ -54,8 +54,7 @@ struct kernel_key {
     /// elem_size, so dst_stride is the bytes between columns. Written by
     /// register transposes (kernels/jit_select_dt.cpp): AVX-512 and AVX2,
     /// 4-byte elements, cond and src_0 vectors (dst_transposed_supported);
-    /// AVX2 takes only rows in multiples of 16 and n of 8
-    /// (dst_transposed_shape_ok). The non-temporal variant needs dst and
+    /// any rows and n. The non-temporal variant needs dst and
     /// dst_stride multiples of 64 bytes. unroll is not used.
     uint8_t dst_transposed = 0;
 

@@ -216,8 +216,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     const int nd = f.ndims;
     bool dt = nd >= 2 && f.mode[op_dst] == inner_mode::transposed
               && f.dims[nd - 2] >= 16 && f.dims[nd - 1] >= 16
-              && dst_transposed_supported(kdt)
-              && dst_transposed_shape_ok(isa, f.dims[nd - 2], f.dims[nd - 1]);
+              && dst_transposed_supported(kdt);
     for (int i = 0; i < op_dst; ++i)
         dt = dt && f.mode[i] != inner_mode::transposed;
     if (dt)

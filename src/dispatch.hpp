@@ -41,8 +41,7 @@ struct select_plan {
     const transpose_kernel *transpose_dst_nt = nullptr;
     /// A transposed dst and no transposed input, where a kernel exists
     /// (kernel_key::dst_transposed) and the tile dim and the row hold 16
-    /// elements or more (AVX2: in multiples of 16 and 8,
-    /// dst_transposed_shape_ok): the row kernel that selects and
+    /// elements or more: the row kernel that selects and
     /// transposes in registers and writes dst itself, in one pass, with
     /// its non-temporal variant where the plan has one and dst's columns
     /// lie a multiple of 64 bytes apart. The tiled runner calls it in

@@ -216,8 +216,7 @@ struct tiled_runner {
     // kind picked); `dst_regular`: dst's regular transposing kernel, and
     // `nt` whether non-temporal stores were picked; `dt`, `dt_reg`: the
     // kernels writing a transposed dst (the picked variant and the regular
-    // one), or null: they replace dst's transpose where they take every
-    // tile.
+    // one), or null: they replace dst's transpose.
     tiled_runner(const select_folded &af, select_kernel_fn afn,
                  const char *const *abase, const int64_t *const *astride,
                  const transpose_kernel *const *atr,
@@ -240,24 +239,12 @@ struct tiled_runner {
         cols_first = ts.cols_first;
         const int nd = f.ndims;
         const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
-        // The kernel writing dst itself where it takes every tile's rows
-        // and columns, the last row and column blocks' included (AVX2: no
-        // tails; plan_select checked the whole dims, plan_tiles cuts them
-        // in multiples of 16); otherwise dst's transpose from the scratch.
+        // The kernel writing dst itself (any rows and columns: both ISAs'
+        // have tails); otherwise dst's transpose from the scratch.
         if (dt && dt_reg) {
-            const kernel_isa di = dt->key().isa;
-            const int64_t rl = rows % tile_rows, cl = inner % tile_cols;
-            bool ok = true;
-            for (int64_t r : { tile_rows, rl })
-                for (int64_t c : { tile_cols, cl })
-                    ok = ok
-                         && (r == 0 || c == 0
-                             || dst_transposed_shape_ok(di, r, c));
-            if (ok) {
-                dt_fn = dt->fn();
-                dt_regular = dt_reg->fn();
-                tr[op_dst] = nullptr;
-            }
+            dt_fn = dt->fn();
+            dt_regular = dt_reg->fn();
+            tr[op_dst] = nullptr;
         }
         for (int i = 0; i < n_operands; ++i) {
             if (!tr[i])

@@ -97,7 +97,6 @@ std::vector<uint8_t> dt_want(const dt_case &c, const void *const *ptr,
 
 TEST_P(kernel_dt, KeysAndRefusals) {
     ASSERT_TRUE(jit()) << "instantiated for the JIT ISAs only";
-    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
     for (int inv = 0; inv < 2; ++inv)
         for (int bs = 0; bs < 2; ++bs)
             for (int nt = 0; nt < 2; ++nt) {
@@ -134,26 +133,16 @@ TEST_P(kernel_dt, KeysAndRefusals) {
             EXPECT_EQ(e.status, sg::status::unimplemented) << e.what();
         }
     }
-    // The shapes a call may have: any on AVX-512 (masked tails), rows a
-    // multiple of 16 and columns of 8 on AVX2.
-    for (int64_t r : { 1, 15, 16, 17, 32 })
-        for (int64_t n : { 1, 7, 8, 9, 16 })
-            EXPECT_EQ(si::dst_transposed_shape_ok(kisa(), r, n),
-                      avx512 || (r % 16 == 0 && n % 8 == 0))
-                    << r << " x " << n;
 }
 
 TEST_P(kernel_dt, BitExactAgainstGuards) {
     auto &g = rng();
     int fails = 0;
-    // Around the blocks on AVX-512; the shapes AVX2 takes.
-    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
-    const std::vector<int64_t> counts =
-            avx512 ? std::vector<int64_t> { 1,  2,  3,  15, 16, 17,
-                                            31, 32, 33, 47, 48, 64 }
-                   : std::vector<int64_t> { 16, 32, 48, 64 };
-    const std::vector<int64_t> col_counts =
-            avx512 ? counts : std::vector<int64_t> { 8, 16, 24, 40, 64 };
+    // Around the blocks: 16 rows on both ISAs, 16 (AVX-512) or 8 (AVX2)
+    // columns.
+    const std::vector<int64_t> counts = { 1,  2,  3,  7,  8,  9,  15, 16,
+                                          17, 23, 24, 31, 32, 33, 47, 64 };
+    const std::vector<int64_t> &col_counts = counts;
     const int64_t max_pad = 7;
     guard_set gs(static_cast<size_t>((64 + max_pad) * (64 + 16) * 4));
     ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
@@ -218,7 +207,6 @@ TEST_P(kernel_dt, BitExactAgainstGuards) {
 }
 
 TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
-    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
     using harness =
             callee_saved_harness<si::select_kernel_fn, si::select_call_args>;
     const harness h;
@@ -226,10 +214,10 @@ TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
     for (int nt = 0; nt < 2; ++nt) {
         dt_case c;
         c.key = dt_key(kisa(), 4, 0, 0, nt);
-        // AVX-512: two full row blocks and a tail, one full column block
-        // and a tail; AVX2 (no tails): two row blocks, three column blocks.
-        c.rows = avx512 ? 35 : 32;
-        c.cols = avx512 ? 21 : 24;
+        // Two full row blocks and a tail; full column blocks (AVX-512:
+        // one, AVX2: two) and a tail.
+        c.rows = 35;
+        c.cols = 21;
         c.stride[0] = c.cols;
         c.stride[1] = c.stride[2] = c.cols * 4;
         c.dst_ld = 192;
@@ -264,8 +252,7 @@ TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
 TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
     // dst NHWC over NCHW inputs, [2, C, 41, W]: the fold's tile dim is C
     // (dst's contiguous dim), its row H x W. The kernel writing dst runs
-    // for 4-byte elements where C is at least 16, on AVX2 only where C is
-    // a multiple of 16 and H x W of 8 (328, not 287). Its nt variant
+    // for 4-byte elements where C is at least 16. Its nt variant
     // exists only where dst's columns lie whole lines apart (C a multiple
     // of 16); elsewhere nt stores run dst's transpose from the scratch.
     // The results are the reference's wherever it runs or not, at 1 and 2
@@ -286,10 +273,7 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
                     const si::select_plan plan = si::plan_select(
                             p, nt ? si::nt_candidate_bytes() : 0);
                     const bool lines = c % 16 == 0;
-                    const bool want_dt =
-                            w == 4 && c >= 16
-                            && (kisa() == si::kernel_isa::avx512_core
-                                || (lines && 41 * wd % 8 == 0));
+                    const bool want_dt = w == 4 && c >= 16;
                     const std::string desc = nd_str(p) + (nt ? " (nt)" : "");
                     KT_EXPECT(fails,
                               ::testing::AssertionResult(

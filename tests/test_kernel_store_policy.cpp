@@ -398,9 +398,8 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
     // A column-major dst over row-major inputs (its columns padded to 68
     // elements, 272 bytes apart, off the cache lines): non-temporally, it
     // is stored by its transpose from the tile's scratch, the nt variant
-    // being the transpose's; with regular stores, AVX-512 writes it with
-    // the kernel that transposes in registers (AVX2's, without tails,
-    // takes no row of 100 elements), which has no nt variant here.
+    // being the transpose's; with regular stores, it is written by the
+    // kernel that transposes in registers, which has no nt variant here.
     nd_spec s;
     s.in[0] = s.in[1] = s.in[2] = s.dst = { 64, 100 };
     s.dst_from_inputs = false;
@@ -409,8 +408,8 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
     const si::select_plan tsmall = si::plan_select(pt, 0);
     const si::select_plan tbig = si::plan_select(pt, si::nt_candidate_bytes());
     ASSERT_TRUE(tbig.transpose[si::op_dst]) << tbig.kernel_str();
-    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
-    EXPECT_EQ(avx512, tbig.kernel_dt != nullptr) << tbig.kernel_str();
+    const std::string isa = si::kernel_isa2str(kisa());
+    EXPECT_TRUE(tbig.kernel_dt) << tbig.kernel_str();
     EXPECT_FALSE(tbig.kernel_dt_nt) << tbig.kernel_str();
     EXPECT_FALSE(tsmall.kernel_nt);
     EXPECT_FALSE(tbig.kernel_nt);
@@ -449,36 +448,31 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
     const std::string tr_name =
             std::string(si::kernel_isa2str(kisa())) + "_tr_e4";
     ASSERT_TRUE(ran.kernel);
-    const bool by_dt = avx512 && !ran.nt;
+    const bool by_dt = !ran.nt;
     EXPECT_EQ(ran.kernel, by_dt ? tbig.kernel_dt.get() : tbig.kernel.get());
     if (policy == "always") {
         EXPECT_TRUE(ran.nt);
         EXPECT_EQ(exec, ran.kernel->name() + "+d:" + nt_name);
     } else if (policy == "never") {
         EXPECT_FALSE(ran.nt);
-        EXPECT_EQ(exec, by_dt ? std::string("avx512_core_e4_cv_av_bv_dt")
+        EXPECT_EQ(exec, by_dt ? isa + "_e4_cv_av_bv_dt"
                               : ran.kernel->name() + "+d:" + tr_name);
     }
 
-    // Its columns 64 elements (256 bytes) apart: AVX-512 adds the kernel
-    // that writes the transposed dst itself, with the nt variant where the
-    // plan stores non-temporally, and the exec line names it alone (AVX2's,
-    // which has no tails, takes no row of 100 elements).
+    // Its columns 64 elements (256 bytes) apart: the kernel that writes
+    // the transposed dst itself has its nt variant too, where the plan
+    // stores non-temporally, and the exec line names it alone.
     s.strides[si::op_dst] = { 1, 64 };
     const si::select_nd pd = make_nd(s);
     const si::select_plan dbig = si::plan_select(pd, si::nt_candidate_bytes());
     ASSERT_TRUE(dbig.kernel) << dbig.kernel_str();
-    if (kisa() != si::kernel_isa::avx512_core) {
-        EXPECT_FALSE(dbig.kernel_dt) << dbig.kernel_str();
-        return;
-    }
     ASSERT_TRUE(dbig.kernel_dt) << dbig.kernel_str();
-    EXPECT_EQ(dbig.kernel_dt->name(), "avx512_core_e4_cv_av_bv_dt");
+    EXPECT_EQ(dbig.kernel_dt->name(), isa + "_e4_cv_av_bv_dt");
     EXPECT_EQ(policy != "never", dbig.kernel_dt_nt != nullptr);
     if (dbig.kernel_dt_nt) {
-        EXPECT_EQ(dbig.kernel_dt_nt->name(), "avx512_core_e4_cv_av_bv_dt_nt");
+        EXPECT_EQ(dbig.kernel_dt_nt->name(), isa + "_e4_cv_av_bv_dt_nt");
     }
-    EXPECT_NE(dbig.kernel_str().find("+dt:avx512_core_e4_cv_av_bv_dt"),
+    EXPECT_NE(dbig.kernel_str().find("+dt:" + isa + "_e4_cv_av_bv_dt"),
               std::string::npos)
             << dbig.kernel_str();
     nd_buffers bd(pd, g);
