@@ -304,17 +304,14 @@ private:
 // half where it belonged, on 5 of 6 shapes from the caches (f32 planes
 // [197, 197] to [2047, 2047]; [100, 100] 0.75-0.86x; docs/performance.md).
 //
-// Tails, as on AVX-512 but without opmasks: the columns past the last full
-// block are loaded by vpmaskmovd (src_0, src_1) and vpinsrb, one byte at a
-// time (cond: no byte-granular masked load exists), and only their dst
-// lines are stored; the rows past the last full block are not loaded
-// (their registers are zeroed) and each half-line is stored by vpmaskmovd
-// under a mask of the rows that exist, regular stores in both variants.
-// The masks are 8 dwords read from mask_table at an offset: lanes below
-// the count set. No byte outside a tensor is read or written.
-alignas(64) const int32_t mask_table[32] = { -1, -1, -1, -1, -1, -1, -1, -1,
-                                             -1, -1, -1, -1, -1, -1, -1, -1 };
-
+// Tails, as on AVX-512 but without opmasks, element by element: a column
+// tail's cond bytes, src_0 and src_1 elements are inserted one at a time
+// (vpinsrb, vpinsrd) and only its dst lines are stored; the rows past the
+// last full block are not loaded (their registers are zeroed), and a row
+// tail's dst pieces are stored one element at a time (vpextrd), the second
+// half not at all where 8 rows or fewer remain. No load or store reaches
+// past a tensor, masked or not: vpmaskmovd would rely on masked-off lanes
+// not faulting, which AMD documents as implementation-dependent.
 class jit_select_dt_avx2_t : public CodeGenerator, public select_kernel {
 public:
     explicit jit_select_dt_avx2_t(const kernel_key &key)
@@ -348,28 +345,60 @@ private:
     const Reg64 reg_bs_ = r15;
     const Reg64 reg_ld_ = rbp;
     const Ymm vzero_ = Ymm(15), vcond_ = Ymm(14), vb_ = Ymm(13);
-    // Free while a half block loads (the transpose's temporaries).
-    const Ymm vcols_ = Ymm(12);
     // The stack frame: [rsp] dst at the row block's first row; [rsp + 8]
     // the argument pointer; from stage_off, the first halves of a column
-    // block's 8 dst lines; then the row tail's masks of the
-    // two halves and the column tail's mask (the frame keeps rsp 16-byte
-    // aligned).
+    // block's 8 dst lines (the frame keeps rsp 16-byte aligned).
     static constexpr int param_off = 8;
     static constexpr int stage_off = 16;
-    static constexpr int rows_mask_off = stage_off + 8 * 32;
-    static constexpr int cols_mask_off = rows_mask_off + 2 * 32;
-    static constexpr int frame = cols_mask_off + 32 + 8;
+    static constexpr int frame = stage_off + 8 * 32 + 8;
 
-    // vmovdqu of the 8 dwords of mask_table from dword `16 - count` (lanes
-    // below count set), count in `reg`, to the stack at `off`; clobbers
-    // reg_pa_ and reg_pb_.
-    void mask_to_stack(const Reg64 &count, int bias, int off) {
-        mov(reg_pa_, reinterpret_cast<size_t>(mask_table));
-        mov(reg_pb_, 16 + bias);
-        sub(reg_pb_, count);
-        vmovdqu(vcond_, ptr[reg_pa_ + reg_pb_ * 4]);
-        vmovdqu(ptr[rsp + off], vcond_);
+    // The row at reg_pc_ (cond), reg_pa_ and reg_pb_ of a column tail, its
+    // reg_cols_ (1-7) elements inserted one at a time: cond into vcond_
+    // (as vpmovzxbd would), the first operand of the blend into `r`, the
+    // second into vb_ (broadcast where it is a scalar src_1). Through
+    // xmm8-10, the transpose's temporaries.
+    void tail_row(const Ymm &r) {
+        const Xmm xc(10), r_hi(8), b_hi(9);
+        const Xmm r_lo(r.getIdx()), b_lo(vb_.getIdx());
+        const bool inv = key_.invert_cond != 0;
+        // Operand `b` (src_1's slot) is broadcast where it is a scalar.
+        const bool first_scalar = inv && key_.src1_scalar;
+        const bool second_scalar = !inv && key_.src1_scalar;
+        const Reg64 &p_first = inv ? reg_pb_ : reg_pa_;
+        const Reg64 &p_second = inv ? reg_pa_ : reg_pb_;
+        vpxor(xc, xc, xc);
+        if (!first_scalar) {
+            vpxor(r_lo, r_lo, r_lo);
+            vpxor(r_hi, r_hi, r_hi);
+        }
+        if (!second_scalar) {
+            vpxor(b_lo, b_lo, b_lo);
+            vpxor(b_hi, b_hi, b_hi);
+        }
+        Label l_done;
+        for (int k = 0; k < 7; ++k) {
+            if (k > 0) {
+                cmp(reg_cols_, k);
+                jbe(l_done, T_NEAR);
+            }
+            vpinsrb(xc, xc, ptr[reg_pc_ + k], k);
+            if (!first_scalar)
+                vpinsrd(k < 4 ? r_lo : r_hi, k < 4 ? r_lo : r_hi,
+                        ptr[p_first + 4 * k], k & 3);
+            if (!second_scalar)
+                vpinsrd(k < 4 ? b_lo : b_hi, k < 4 ? b_lo : b_hi,
+                        ptr[p_second + 4 * k], k & 3);
+        }
+        L(l_done);
+        vpmovzxbd(vcond_, xc);
+        if (first_scalar)
+            vpbroadcastd(r, ptr[p_first]);
+        else
+            vinserti128(r, r, r_hi, 1);
+        if (second_scalar)
+            vpbroadcastd(vb_, ptr[p_second]);
+        else
+            vinserti128(vb_, vb_, b_hi, 1);
     }
 
     // Rows `half` * 8 .. + 7 of the column block at reg_j_, selected into
@@ -389,8 +418,6 @@ private:
             lea(reg_pa_, ptr[reg_pa_ + reg_as_ * 8]);
             lea(reg_pb_, ptr[reg_pb_ + reg_bs_ * 8]);
         }
-        if (cols_tail)
-            vmovdqu(vcols_, ptr[rsp + cols_mask_off]);
         Label l_zero[8], l_loaded;
         for (int i = 0; i < 8; ++i) {
             const Ymm r(i);
@@ -398,37 +425,15 @@ private:
                 cmp(reg_rows_, 8 * half + i);
                 jbe(l_zero[i], T_NEAR);
             }
-            if (cols_tail) {
-                // The row's cond bytes, one at a time, into xmm i.
-                const Xmm xc(i);
-                Label l_bytes;
-                vpxor(xc, xc, xc);
-                for (int k = 0; k < 7; ++k) {
-                    if (k > 0) {
-                        cmp(reg_cols_, k);
-                        jbe(l_bytes, T_NEAR);
-                    }
-                    vpinsrb(xc, xc, ptr[reg_pc_ + k], k);
-                }
-                L(l_bytes);
-                vpmovzxbd(vcond_, xc);
-            } else {
+            if (cols_tail)
+                tail_row(r);
+            else
                 vpmovzxbd(vcond_, ptr[reg_pc_]);
-            }
             vpcmpeqd(vcond_, vcond_, vzero_);
             // Where cond is zero: src_1, else src_0 (swapped if inverted).
             const Address pa = ptr[reg_pa_];
             const Address pb = ptr[reg_pb_];
             if (cols_tail) {
-                // The first operand into r, the second into vb_.
-                const auto load = [&](const Ymm &v, bool b) {
-                    if (b && key_.src1_scalar)
-                        vpbroadcastd(v, pb);
-                    else
-                        vpmaskmovd(v, vcols_, b ? pb : pa);
-                };
-                load(r, key_.invert_cond);
-                load(vb_, !key_.invert_cond);
                 vpblendvb(r, r, vb_, vcond_);
             } else if (key_.src1_scalar) {
                 vpbroadcastd(vb_, pb);
@@ -487,12 +492,35 @@ private:
         }
     }
 
+    // The rows below reg_rows_ of half `half` of dst line reg_pc_, from
+    // `v`, one element at a time (the high lane through xmm14, vcond_).
+    void store_rows(int half, const Ymm &v) {
+        Label l_done;
+        for (int k = 0; k < 8; ++k) {
+            if (8 * half + k > 0) {
+                cmp(reg_rows_, 8 * half + k);
+                jbe(l_done, T_NEAR);
+            }
+            if (k == 4)
+                vextracti128(Xmm(vcond_.getIdx()), v, 1);
+            const Xmm src = k < 4 ? Xmm(v.getIdx()) : Xmm(vcond_.getIdx());
+            vpextrd(ptr[reg_pc_ + 32 * half + 4 * k], src, k & 3);
+        }
+        L(l_done);
+    }
+
     // One block of 16 rows by 8 columns (a column tail: reg_cols_). Full
     // rows: the first halves of the dst lines are held on the stack and
     // each line's two halves stored one after the other (streamed in the
-    // nt variant). A row tail: each half stored under its rows' mask.
+    // nt variant). A row tail: each half's rows that exist stored one
+    // element at a time, the second half skipped where there are none.
     void block(bool rows_tail, bool cols_tail) {
+        Label l_halves_done;
         for (int half = 0; half < 2; ++half) {
+            if (rows_tail && half == 1) {
+                cmp(reg_rows_, 8);
+                jbe(l_halves_done, T_NEAR);
+            }
             int out[8];
             half_block(half, rows_tail, cols_tail, out);
             if (!rows_tail && half == 0) {
@@ -500,8 +528,6 @@ private:
                     vmovdqu(ptr[rsp + stage_off + 32 * j], Ymm(out[j]));
                 continue;
             }
-            if (rows_tail)
-                vmovdqu(vcond_, ptr[rsp + rows_mask_off + 32 * half]);
             mov(reg_pc_, reg_col_dst_);
             Label l_stored;
             for (int j = 0; j < 8; ++j) {
@@ -510,7 +536,7 @@ private:
                     jbe(l_stored, T_NEAR);
                 }
                 if (rows_tail) {
-                    vpmaskmovd(ptr[reg_pc_ + half * 32], vcond_, Ymm(out[j]));
+                    store_rows(half, Ymm(out[j]));
                 } else {
                     vmovdqu(vcond_, ptr[rsp + stage_off + 32 * j]);
                     if (key_.nt_stores) {
@@ -525,6 +551,7 @@ private:
             }
             L(l_stored);
         }
+        L(l_halves_done);
         if (!cols_tail)
             mov(reg_col_dst_, reg_pc_);
     }
@@ -545,7 +572,6 @@ private:
         L(l_tail);
         test(reg_cols_, reg_cols_);
         jz(l_done, T_NEAR);
-        mask_to_stack(reg_cols_, 0, cols_mask_off);
         block(rows_tail, true);
         L(l_done);
     }
@@ -593,10 +619,6 @@ private:
         L(l_rows_tail);
         test(reg_rows_, reg_rows_);
         jz(l_end, T_NEAR);
-        // Rows 0-7 and 8-15 of each half-line: lanes below rows, and
-        // below rows - 8.
-        mask_to_stack(reg_rows_, 0, rows_mask_off);
-        mask_to_stack(reg_rows_, 8, rows_mask_off + 32);
         columns(true);
 
         L(l_end);

@@ -1,9 +1,9 @@
 // The kernels that write a transposed dst themselves
 // (kernel_key::dst_transposed, kernels/jit_select_dt.cpp): their keys and
 // refusals, direct calls through the kernel ABI inside guard pages (row and
-// column counts around the 16 x 16 blocks on AVX-512, the multiples of 16
-// x 8 that AVX2 takes, padded and broadcast rows,
-// inverted cond, a per-row src_1, both store kinds), bit for bit against
+// column counts around the 16 x 16 blocks of AVX-512 and the 16 x 8 of
+// AVX2, every tail length of both, padded and broadcast rows, inverted
+// cond, a per-row src_1, both store kinds), bit for bit against
 // impl::ref_select, the callee-saved registers, and which plans use them.
 #include <xbyak/xbyak.h>
 
@@ -138,10 +138,11 @@ TEST_P(kernel_dt, KeysAndRefusals) {
 TEST_P(kernel_dt, BitExactAgainstGuards) {
     auto &g = rng();
     int fails = 0;
-    // Around the blocks: 16 rows on both ISAs, 16 (AVX-512) or 8 (AVX2)
-    // columns.
-    const std::vector<int64_t> counts = { 1,  2,  3,  7,  8,  9,  15, 16,
-                                          17, 23, 24, 31, 32, 33, 47, 64 };
+    // Around the blocks (16 rows on both ISAs, 16 or 8 columns): every
+    // tail length of rows and of AVX2's columns, and AVX-512's below 8.
+    const std::vector<int64_t> counts = { 1,  2,  3,  4,  5,  6,  7,
+                                          8,  9,  12, 13, 14, 15, 16,
+                                          17, 23, 24, 31, 32, 33, 64 };
     const std::vector<int64_t> &col_counts = counts;
     const int64_t max_pad = 7;
     guard_set gs(static_cast<size_t>((64 + max_pad) * (64 + 16) * 4));
