@@ -300,7 +300,7 @@ private:
 // the other: streamed as they came, the second half a half-block later,
 // the nt variant ran L5 at 2.3-3.4 GB/s against 15-16.5 with regular
 // stores (partial lines flushed from the write-combining buffers), and the
-// regular variant, holding them too, ran 1.05-1.5x its speed storing each
+// regular variant, holding them too, ran 1.01-1.54x its speed storing each
 // half where it belonged, on 5 of 6 shapes from the caches (f32 planes
 // [197, 197] to [2047, 2047]; [100, 100] 0.75-0.86x; docs/performance.md).
 //
