@@ -240,10 +240,14 @@ struct tiled_runner {
         const int nd = f.ndims;
         const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
         // The kernel writing dst itself (any rows and columns: both ISAs'
-        // have tails); otherwise dst's transpose from the scratch.
+        // have tails); otherwise dst's transpose from the scratch. Its nt
+        // variant only where dst starts a cache line: the calls' dsts lie
+        // whole lines from it (run_dt still checks each).
         if (dt && dt_reg) {
-            dt_fn = dt->fn();
             dt_regular = dt_reg->fn();
+            dt_fn = reinterpret_cast<uintptr_t>(base[op_dst]) % 64 == 0
+                            ? dt->fn()
+                            : dt_regular;
             tr[op_dst] = nullptr;
         }
         for (int i = 0; i < n_operands; ++i) {
@@ -987,7 +991,8 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
                                   plan.transpose[op_dst], nt, nthr, dt,
                                   plan.kernel_dt.get());
         if (runner.dt_fn)
-            used = dt;
+            used = runner.dt_fn == runner.dt_regular ? plan.kernel_dt.get()
+                                                     : dt;
         const int64_t items = runner.items();
         const int team = static_cast<int>(std::min<int64_t>(nthr, items));
         if (team <= 1) {
@@ -1128,7 +1133,7 @@ executed execute_plan(const select_plan &plan, const select_nd &p,
         plan.tuner->last_window(reg, ntt);
         verbose_print(
                 std::string("selgraph_verbose,tune,cpu,select,")
-                + plan.kernel->name() + ",threads:" + std::to_string(nthr)
+                + plan.kernel_str() + ",threads:" + std::to_string(nthr)
                 + ",regular:" + std::to_string(reg * 1e3)
                 + " nt:" + std::to_string(ntt * 1e3) + ",stores:"
                 + (plan.tuner->current() == store_kind::nt ? "nt" : "regular"));

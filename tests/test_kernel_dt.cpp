@@ -259,7 +259,7 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
     // The results are the reference's wherever it runs or not, at 1 and 2
     // threads (from C = 48 on, the problem is large enough for two), with
     // dst aligned and (the nt variant's calls then fall back to regular
-    // stores) not.
+    // stores, and the exec line names the regular variant) not.
     auto &g = rng();
     int fails = 0;
     for (int w : { 4, 2 })
@@ -310,17 +310,26 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
                                               + std::to_string(misd));
                             KT_EXPECT(fails, b.canaries_ok(), desc);
                             if (jit()) {
-                                KT_EXPECT(fails,
-                                          ::testing::AssertionResult(
-                                                  ran.kernel
-                                                  && (ran.kernel->key()
-                                                              .dst_transposed
-                                                      != 0)
-                                                             == (want_dt
-                                                                 && (lines
-                                                                     || !nt)))
-                                                  << plan.kernel_str(ran),
-                                          desc);
+                                // Which kernel ran, as the exec line names
+                                // it: the nt variant only where dst starts
+                                // a cache line.
+                                const bool dt_ran =
+                                        ran.kernel
+                                        && ran.kernel->key().dst_transposed;
+                                const bool nt_ran =
+                                        dt_ran && ran.kernel->key().nt_stores;
+                                const bool want_ran = want_dt && (lines || !nt);
+                                KT_EXPECT(
+                                        fails,
+                                        ::testing::AssertionResult(
+                                                dt_ran == want_ran
+                                                && (!dt_ran
+                                                    || nt_ran
+                                                               == (nt
+                                                                   && misd == 0)))
+                                                << plan.kernel_str(ran),
+                                        desc + " dst misaligned by "
+                                                + std::to_string(misd));
                             }
                         }
                     }
