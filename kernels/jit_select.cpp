@@ -49,8 +49,10 @@ std::string kernel_name(const kernel_key &k) {
         s += "n";
     s += k.src0_scalar ? "_as" : "_av";
     s += k.src1_scalar ? "_bs" : "_bv";
-    s += k.dst_transposed ? std::string("_dt")
-                          : "_u" + std::to_string(k.unroll);
+    if (k.dst_transposed)
+        s += "_dt" + (k.dt_cols ? std::to_string(k.dt_cols) : std::string());
+    else
+        s += "_u" + std::to_string(k.unroll);
     if (k.nt_stores)
         s += "_nt";
     return s;

@@ -24,6 +24,13 @@ bool dst_transposed_supported(const kernel_key &k);
 std::shared_ptr<const select_kernel>
 create_jit_select_dt_kernel(const kernel_key &key);
 
+/// The packed ones (kernel_key::dt_cols > 0;
+/// kernels/jit_select_dt_packed.cpp), for dst_transposed_supported and
+/// create_jit_select_dt_kernel.
+bool dst_transposed_packed_supported(const kernel_key &k);
+std::shared_ptr<const select_kernel>
+create_jit_select_dt_packed_kernel(const kernel_key &key);
+
 } // namespace impl
 } // namespace selgraph
 

@@ -649,12 +649,16 @@ private:
 } // namespace
 
 bool dst_transposed_supported(const kernel_key &k) {
+    if (k.dt_cols)
+        return dst_transposed_packed_supported(k);
     return (k.isa == kernel_isa::avx512_core || k.isa == kernel_isa::avx2)
            && k.elem_size == 4 && !k.cond_scalar && !k.src0_scalar;
 }
 
 std::shared_ptr<const select_kernel>
 create_jit_select_dt_kernel(const kernel_key &key) {
+    if (key.dt_cols)
+        return create_jit_select_dt_packed_kernel(key);
     std::shared_ptr<const select_kernel> k;
     const void *code = nullptr;
     size_t size = 0;

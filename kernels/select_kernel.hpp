@@ -33,6 +33,9 @@ struct select_call_args {
     uint64_t fence = 1;
 };
 
+/// The most columns (channels) a packed transposed-dst kernel takes.
+constexpr int max_packed_dt_cols = 15;
+
 enum class kernel_isa : uint8_t { ref = 0, avx2 = 1, avx512_core = 2 };
 const char *kernel_isa2str(kernel_isa isa);
 
@@ -57,13 +60,21 @@ struct kernel_key {
     /// any rows and n. The non-temporal variant needs dst and
     /// dst_stride multiples of 64 bytes. unroll is not used.
     uint8_t dst_transposed = 0;
+    /// With dst_transposed: 0, the kernel above, in 16 x 16 blocks; c in
+    /// [2, max_packed_dt_cols], rows of exactly c elements whose inputs'
+    /// rows lie back to back (stride c times the element bytes) or are
+    /// one row for all (stride 0; src_1 scalar: stride 0 only), the
+    /// channels of channels-last pixels written into c dst lines
+    /// (kernels/jit_select_dt_packed.cpp): AVX-512, 2-, 4- and 8-byte
+    /// elements, c at most one vector's elements.
+    uint8_t dt_cols = 0;
 
     bool operator==(const kernel_key &o) const {
         return isa == o.isa && elem_size == o.elem_size
                && cond_scalar == o.cond_scalar && invert_cond == o.invert_cond
                && src0_scalar == o.src0_scalar && src1_scalar == o.src1_scalar
                && nt_stores == o.nt_stores && unroll == o.unroll
-               && dst_transposed == o.dst_transposed;
+               && dst_transposed == o.dst_transposed && dt_cols == o.dt_cols;
     }
     bool operator!=(const kernel_key &o) const { return !(*this == o); }
 };
@@ -80,13 +91,15 @@ struct kernel_key_hash {
         v = v * 2 + k.nt_stores;
         v = v * 16 + k.unroll;
         v = v * 2 + k.dst_transposed;
+        v = v * 16 + k.dt_cols;
         return static_cast<size_t>(v * 0x9E3779B97F4A7C15ull);
     }
 };
 
-/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt>[_nt]", for example
-/// avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector, src_1 scalar;
-/// `dt` in place of the unroll: dst transposed.
+/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>]>[_nt]", for
+/// example avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector, src_1
+/// scalar; `dt` in place of the unroll: dst transposed (dt3: the packed
+/// kernel for rows of 3 elements).
 std::string kernel_name(const kernel_key &k);
 
 using select_kernel_fn = void (*)(const select_call_args *);

@@ -210,15 +210,33 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     // columns ([2047, 2047], 197-element lines) non-temporal stores are
     // the dst transpose's, which carries partial lines from strip to strip
     // (tiled_runner::dst_carry), and the store policy times the two.
+    //
+    // Rows of 2 to 15 elements (the channels of channels-last pixels into
+    // a channels-first dst, L16) take the packed kernel instead, where each
+    // input's rows lie back to back or are one row for all (a per-channel
+    // cond or source; a scalar src_1 only as one element for all):
+    // its c interleaved vectors per block of pixels are gathered into the
+    // c dst lines by permutes.
     kernel_key kdt = key;
     kdt.dst_transposed = 1;
     kdt.unroll = 0;
     const int nd = f.ndims;
-    bool dt = nd >= 2 && f.mode[op_dst] == inner_mode::transposed
-              && f.dims[nd - 2] >= 16 && f.dims[nd - 1] >= 16
-              && dst_transposed_supported(kdt);
+    bool dt = nd >= 2 && f.mode[op_dst] == inner_mode::transposed;
     for (int i = 0; i < op_dst; ++i)
         dt = dt && f.mode[i] != inner_mode::transposed;
+    if (dt && f.dims[nd - 1] < 16) {
+        const int64_t cols = f.dims[nd - 1];
+        for (int i = 0; i < op_dst; ++i) {
+            const int64_t s = f.strides[i][nd - 2];
+            dt = dt
+                 && (s == 0
+                     || (f.mode[i] == inner_mode::vector
+                         && s == cols * operand_bytes(i, f.elem_size)));
+        }
+        kdt.dt_cols = static_cast<uint8_t>(cols);
+    }
+    dt = dt && (kdt.dt_cols || f.dims[nd - 2] >= 16)
+         && dst_transposed_supported(kdt);
     if (dt)
         plan.kernel_dt = get(kdt);
     if (policy == nt_policy::always

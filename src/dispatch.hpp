@@ -119,7 +119,10 @@ struct tile_shape {
     bool stream = false;
     bool cols_first = false;
 };
-tile_shape plan_tiles(const select_folded &f, int nthreads);
+/// `packed_dt`: a transposed dst written by the packed kernel
+/// (kernel_key::dt_cols), which needs no scratch.
+tile_shape plan_tiles(const select_folded &f, int nthreads,
+                      bool packed_dt = false);
 
 /// The scratch row stride, in bytes, for tiles of `rows` rows of `bytes`
 /// bytes each: `bytes` (rows back to back) unless more than 8 of the rows

@@ -231,7 +231,8 @@ struct tiled_runner {
             tr[i] = atr[i];
             esize[i] = operand_bytes(i, f.elem_size);
         }
-        const tile_shape ts = plan_tiles(f, nthreads);
+        const tile_shape ts =
+                plan_tiles(f, nthreads, dt && dt->key().dt_cols != 0);
         tile_rows = ts.rows;
         tile_cols = ts.cols;
         strip = ts.strip > 0 ? ts.strip : ts.rows;
@@ -789,7 +790,7 @@ int64_t scratch_pitch(int64_t bytes, int64_t rows) {
     return pitch;
 }
 
-tile_shape plan_tiles(const select_folded &f, int nthreads) {
+tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt) {
     // Measured on the layout benchmarks (docs/design.md, layouts in
     // docs/performance.md). Streaming tiles first (below). Panels: tiles that
     // span the whole inner dim, so that the operands read as they are stream
@@ -840,6 +841,13 @@ tile_shape plan_tiles(const select_folded &f, int nthreads) {
         r = halve_to_balance(r, least, g, items);
         return balanced(items(r)) ? r : int64_t(0);
     };
+    // The packed transposed-dst kernel reads no scratch: tiles of all rows
+    // (every pixel of an image) where they balance the threads, else of
+    // fewer rows (halving, in multiples of 64), so that each call runs
+    // long.
+    if (packed_dt)
+        if (const int64_t b = balanced_rows(rows, 64, 64))
+            return { b, inner };
     // Streaming: where the transposed inputs' blocks fit stream_budget
     // (tiles_may_stream) and the tiles balance the threads, each tile runs
     // in strips of one AVX-512 register tile's rows (64 bytes of the

@@ -1,0 +1,484 @@
+// Xbyak generator of the Select kernels that write a transposed dst of a
+// few rows (kernel_key::dt_cols; ABI: select_kernel.hpp): AVX-512, 2-, 4-
+// and 8-byte elements.
+//
+// The case: channels-last inputs of a few channels into a channels-first
+// dst (an RGB image [N, 3, H, W] stored NHWC, written NCHW). Folded in the
+// inputs' order, each row holds the c channels of one pixel and the rows
+// lie back to back, so a block of L pixels (L = 64 / element bytes, one
+// vector) is c whole vectors of each input, the channels interleaved. The
+// block kernel (jit_select_dt.cpp) needs 16 columns; the scratch path
+// transposes a few lines of the scratch per pixel block after the row
+// kernel wrote them. This kernel does it in one pass:
+//
+//   for each block of L rows:
+//     c vectors m: vptestmb of cond's L bytes, vpblendm{w,d,q} between
+//     src_1's vector and src_0's (interleaved: element e is channel e % c
+//     of row e / c);
+//     for each channel ch: its L elements are e = ch + c * j, j < L,
+//     gathered by vpermi2{w,d,q} from the vector pairs (2p, 2p + 1) that
+//     hold them, pairs after the first merged under a mask of their lanes;
+//     stored as one 64-byte piece of dst line ch.
+//
+// An input whose rows all read one row (stride 0: a per-channel cond or
+// source over the pixels, a 0-D src_1) is expanded once per call into c
+// interleaved vectors on the stack (vperm{w,d,q} of the row by
+// (L * m + i) % c), and read from there with a stride of 0.
+//
+// Tails: the last rows' c * rows elements are loaded under opmasks (no
+// byte past an input is read) and their dst pieces stored under a mask of
+// the rows. Non-temporal variant: the full blocks' pieces are streamed;
+// the caller guarantees dst and dst_stride are multiples of 64 bytes.
+//
+// Against the scratch path on the 2-vCPU Intel Xeon guest, an intrinsics
+// model of this loop (f32, 3 channels, [16, 3, 224, 224]) ran at 1.55x its
+// speed with streamed stores, 0.84 of the dense Select (docs/performance.md).
+#include <cstring>
+#include <new>
+#include <vector>
+
+#include <xbyak/xbyak.h>
+
+#include "jit_select.hpp"
+#include "src/common.hpp"
+#include "src/verbose.hpp"
+
+namespace selgraph {
+namespace impl {
+
+namespace {
+
+using namespace Xbyak;
+
+class jit_select_dt_packed_t : public CodeGenerator, public select_kernel {
+public:
+    explicit jit_select_dt_packed_t(const kernel_key &key)
+        : CodeGenerator(16384, AutoGrow)
+        , key_(key)
+        , name_(kernel_name(key))
+        , es_(key.elem_size)
+        , lanes_(64 / key.elem_size)
+        , c_(key.dt_cols)
+        , pairs_((key.dt_cols + 1) / 2) {
+        generate();
+        // W^X: the buffer was only ever read+write; now read+execute.
+        readyRE();
+        fn_ = getCode<select_kernel_fn>();
+    }
+
+    select_kernel_fn fn() const override { return fn_; }
+    const std::string &name() const override { return name_; }
+    const kernel_key &key() const override { return key_; }
+
+private:
+    const Reg64 reg_param_ = rdi;
+    const Reg64 reg_pc_ = r8; // cond, src_0, src_1 at the current block
+    const Reg64 reg_pa_ = r9;
+    const Reg64 reg_pb_ = r10;
+    const Reg64 reg_pd_ = r11; // dst at the current block's first row
+    const Reg64 reg_rows_ = rcx;
+    const Reg64 reg_ic_ = r12; // bytes from block to block per input
+    const Reg64 reg_ia_ = r13;
+    const Reg64 reg_ib_ = r14;
+    const Reg64 reg_ld_ = r15; // dst bytes between lines (channels)
+    const Reg64 reg_tbl_ = rbx;
+    const Reg64 reg_q_ = rbp; // dst line pointer
+    const Reg64 reg_t_ = rax;
+    const Reg64 reg_u_ = rdx;
+    const Reg64 reg_v_ = rsi;
+    const Opmask k_sel_ = k1, k_lane_ = k2, k_rows_ = k3;
+    const Opmask k_tail0_ = k4; // tail: lanes of the vector being loaded
+
+    static Zmm vec(int m) { return Zmm(m); }
+    const Zmm z_out_ = zmm16, z_t_ = zmm17, z_b_ = zmm18, z_row_ = zmm19;
+    const Xmm x_cond_ = xmm20;
+
+    // Stack: the expanded blocks of inputs read with a stride of 0.
+    int64_t cond_off() const { return 0; }
+    int64_t src_off(int op) const {
+        return round64(c_ * lanes_) + (op - 1) * 64 * c_;
+    }
+    int64_t frame() const { return src_off(2) + 64 * c_; }
+    static int64_t round64(int64_t v) { return (v + 63) / 64 * 64; }
+
+    // The data after the code: expansion indices (c vectors: lane i of
+    // vector m is (L * m + i) % c), gather indices (c * pairs vectors:
+    // lane j of channel ch, pair p is ch + c * j - 2 * L * p where that
+    // lies in the pair, else 0) and the pairs' lane masks (c * pairs
+    // qwords).
+    int64_t expand_tbl(int m) const { return 64 * m; }
+    int64_t gather_tbl(int line, int p) const {
+        return 64 * (c_ + line * pairs_ + p);
+    }
+    int64_t mask_tbl(int line, int p) const {
+        return 64 * (c_ + c_ * pairs_) + 8 * (line * pairs_ + p);
+    }
+
+    void emit_tables() {
+        for (int m = 0; m < c_; ++m)
+            for (int i = 0; i < lanes_; ++i)
+                emit_lane((lanes_ * m + i) % c_);
+        for (int line = 0; line < c_; ++line)
+            for (int p = 0; p < pairs_; ++p)
+                for (int j = 0; j < lanes_; ++j) {
+                    const int e = line + c_ * j - 2 * lanes_ * p;
+                    emit_lane(e >= 0 && e < 2 * lanes_ ? e : 0);
+                }
+        for (int line = 0; line < c_; ++line)
+            for (int p = 0; p < pairs_; ++p) {
+                uint64_t mask = 0;
+                for (int j = 0; j < lanes_; ++j) {
+                    const int e = line + c_ * j - 2 * lanes_ * p;
+                    if (e >= 0 && e < 2 * lanes_)
+                        mask |= uint64_t(1) << j;
+                }
+                dq(mask);
+            }
+    }
+    void emit_lane(int v) {
+        switch (es_) {
+            case 2: dw(static_cast<uint16_t>(v)); break;
+            case 4: dd(static_cast<uint32_t>(v)); break;
+            default: dq(static_cast<uint64_t>(v)); break;
+        }
+    }
+
+    void kmov_lanes(const Opmask &k, const Reg64 &r) {
+        if (es_ == 2)
+            kmovd(k, r.cvt32());
+        else if (es_ == 4)
+            kmovw(k, r.cvt32());
+        else
+            kmovb(k, r.cvt32());
+    }
+    void kmov_lanes(const Opmask &k, const Address &a) {
+        if (es_ == 2)
+            kmovd(k, a);
+        else if (es_ == 4)
+            kmovw(k, a);
+        else
+            kmovb(k, a);
+    }
+    void load_vec(const Zmm &z, const Address &a) {
+        if (es_ == 2)
+            vmovdqu16(z, a);
+        else if (es_ == 4)
+            vmovdqu32(z, a);
+        else
+            vmovdqu64(z, a);
+    }
+    void load_vec_masked(const Zmm &z, const Opmask &k, const Address &a) {
+        if (es_ == 2)
+            vmovdqu16(z | k | T_z, a);
+        else if (es_ == 4)
+            vmovdqu32(z | k | T_z, a);
+        else
+            vmovdqu64(z | k | T_z, a);
+    }
+    void store_vec_masked(const Address &a, const Opmask &k, const Zmm &z) {
+        if (es_ == 2)
+            vmovdqu16(a | k, z);
+        else if (es_ == 4)
+            vmovdqu32(a | k, z);
+        else
+            vmovdqu64(a | k, z);
+    }
+    void blend(const Zmm &d, const Opmask &k, const Zmm &a, const Operand &b) {
+        if (es_ == 2)
+            vpblendmw(d | k, a, b);
+        else if (es_ == 4)
+            vpblendmd(d | k, a, b);
+        else
+            vpblendmq(d | k, a, b);
+    }
+    void perm2(const Zmm &idx_dst, const Zmm &a, const Zmm &b) {
+        if (es_ == 2)
+            vpermi2w(idx_dst, a, b);
+        else if (es_ == 4)
+            vpermi2d(idx_dst, a, b);
+        else
+            vpermi2q(idx_dst, a, b);
+    }
+    void perm1(const Zmm &d, const Zmm &idx, const Zmm &a) {
+        if (es_ == 2)
+            vpermw(d, idx, a);
+        else if (es_ == 4)
+            vpermd(d, idx, a);
+        else
+            vpermq(d, idx, a);
+    }
+    void move_masked(const Zmm &d, const Opmask &k, const Zmm &s) {
+        if (es_ == 2)
+            vmovdqu16(d | k, s);
+        else if (es_ == 4)
+            vmovdqu32(d | k, s);
+        else
+            vmovdqu64(d | k, s);
+    }
+    // L cond bytes of vector m (masked by k_tail0_ in a tail).
+    void load_cond(const Address &a, bool tail) {
+        if (tail && es_ == 2)
+            vmovdqu8(Ymm(x_cond_.getIdx()) | k_tail0_ | T_z, a);
+        else if (tail)
+            vmovdqu8(x_cond_ | k_tail0_ | T_z, a);
+        else if (es_ == 8)
+            vmovq(x_cond_, a);
+        else if (es_ == 4)
+            vmovdqu8(x_cond_, a);
+        else
+            vmovdqu8(Ymm(x_cond_.getIdx()), a);
+    }
+    void test_cond(const Opmask &k) {
+        const Xmm x = x_cond_;
+        const Ymm y = Ymm(x_cond_.getIdx());
+        if (key_.invert_cond) {
+            if (es_ == 2)
+                vptestnmb(k, y, y);
+            else
+                vptestnmb(k, x, x);
+        } else {
+            if (es_ == 2)
+                vptestmb(k, y, y);
+            else
+                vptestmb(k, x, x);
+        }
+    }
+
+    // One block of L rows (tail: reg_rows_ < L rows, > 0).
+    void block(bool tail) {
+        if (tail) {
+            // Elements of the block: rows * c.
+            imul(reg_u_, reg_rows_, c_);
+        }
+        for (int m = 0; m < c_; ++m) {
+            if (tail) {
+                // Lanes of vector m: clamp(rows * c - L * m, 0, L).
+                Label l_pos, l_set;
+                mov(reg_v_, reg_u_);
+                sub(reg_v_, lanes_ * m);
+                jg(l_pos, T_NEAR);
+                xor_(reg_v_, reg_v_);
+                L(l_pos);
+                cmp(reg_v_, lanes_);
+                jbe(l_set, T_NEAR);
+                mov(reg_v_, lanes_);
+                L(l_set);
+                mov(reg_t_, uint64_t(-1));
+                bzhi(reg_t_, reg_t_, reg_v_);
+                kmovq(k_tail0_, reg_t_);
+            }
+            const int64_t cb = static_cast<int64_t>(lanes_) * m;
+            load_cond(ptr[reg_pc_ + cb], tail);
+            test_cond(k_sel_);
+            if (tail)
+                kandq(k_sel_, k_sel_, k_tail0_);
+            if (!key_.src1_scalar) {
+                if (tail)
+                    load_vec_masked(vec(m), k_tail0_, ptr[reg_pb_ + 64 * m]);
+                else
+                    load_vec(vec(m), ptr[reg_pb_ + 64 * m]);
+            }
+            // Lanes past the rows are off in k_sel_: never loaded.
+            blend(vec(m), k_sel_, key_.src1_scalar ? z_b_ : vec(m),
+                  ptr[reg_pa_ + 64 * m]);
+        }
+        mov(reg_q_, reg_pd_);
+        for (int line = 0; line < c_; ++line) {
+            for (int p = 0; p < pairs_; ++p) {
+                const Zmm d = p == 0 ? z_out_ : z_t_;
+                vmovdqu64(d, ptr[reg_tbl_ + gather_tbl(line, p)]);
+                perm2(d, vec(2 * p), vec(std::min(2 * p + 1, c_ - 1)));
+                if (p > 0) {
+                    kmov_lanes(k_lane_, ptr[reg_tbl_ + mask_tbl(line, p)]);
+                    move_masked(z_out_, k_lane_, z_t_);
+                }
+            }
+            if (tail)
+                store_vec_masked(ptr[reg_q_], k_rows_, z_out_);
+            else if (key_.nt_stores)
+                vmovntdq(ptr[reg_q_], z_out_);
+            else
+                vmovdqu64(ptr[reg_q_], z_out_);
+            if (line + 1 < c_)
+                add(reg_q_, reg_ld_);
+        }
+    }
+
+    // An input read with a stride of 0: its row (at `row`, w bytes per
+    // element, masked to c elements) expanded into c vectors at the stack
+    // offset `off` (cond: L bytes per vector, as 0/1 bytes of its test).
+    void expand_source(const Reg64 &row, int64_t off) {
+        mov(reg_t_, (uint64_t(1) << c_) - 1);
+        kmov_lanes(k_lane_, reg_t_);
+        load_vec_masked(z_row_, k_lane_, ptr[row]);
+        for (int m = 0; m < c_; ++m) {
+            vmovdqu64(z_t_, ptr[reg_tbl_ + expand_tbl(m)]);
+            perm1(z_out_, z_t_, z_row_);
+            vmovdqu64(ptr[rsp + off + 64 * m], z_out_);
+        }
+    }
+    void expand_cond(const Reg64 &row) {
+        mov(reg_t_, (uint64_t(1) << c_) - 1);
+        kmovq(k_lane_, reg_t_);
+        vmovdqu8(x_cond_ | k_lane_ | T_z, ptr[row]);
+        // The c bytes widened to lanes, so that vperm can repeat them.
+        if (es_ == 2)
+            vpmovzxbw(z_row_, Ymm(x_cond_.getIdx()));
+        else if (es_ == 4)
+            vpmovzxbd(z_row_, x_cond_);
+        else
+            vpmovzxbq(z_row_, x_cond_);
+        for (int m = 0; m < c_; ++m) {
+            vmovdqu64(z_t_, ptr[reg_tbl_ + expand_tbl(m)]);
+            perm1(z_out_, z_t_, z_row_);
+            // Nonzero lanes -> bytes of 1 (the test in the block reads
+            // them as cond bytes, inverted or not).
+            if (es_ == 2)
+                vptestmw(k_lane_, z_out_, z_out_);
+            else if (es_ == 4)
+                vptestmd(k_lane_, z_out_, z_out_);
+            else
+                vptestmq(k_lane_, z_out_, z_out_);
+            vpmovm2b(Ymm(z_out_.getIdx()), k_lane_);
+            if (es_ == 2)
+                vmovdqu8(ptr[rsp + cond_off() + lanes_ * m],
+                         Ymm(z_out_.getIdx()));
+            else if (es_ == 4)
+                vmovdqu8(ptr[rsp + cond_off() + lanes_ * m],
+                         Xmm(z_out_.getIdx()));
+            else
+                vmovq(ptr[rsp + cond_off() + lanes_ * m], Xmm(z_out_.getIdx()));
+        }
+    }
+
+    void generate() {
+        push(rbx);
+        push(rbp);
+        push(r12);
+        push(r13);
+        push(r14);
+        push(r15);
+        const int64_t fr = frame() + 8; // keeps rsp 16-byte aligned
+        sub(rsp, fr);
+        Label l_tbl;
+        lea(reg_tbl_, ptr[rip + l_tbl]);
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        mov(reg_pc_, arg(offsetof(select_call_args, cond)));
+        mov(reg_pa_, arg(offsetof(select_call_args, src0)));
+        mov(reg_pb_, arg(offsetof(select_call_args, src1)));
+        mov(reg_pd_, arg(offsetof(select_call_args, dst)));
+        mov(reg_rows_, arg(offsetof(select_call_args, rows)));
+        mov(reg_ld_, arg(offsetof(select_call_args, dst_stride)));
+
+        // Per input: the bytes from block to block (L rows), or, for a
+        // stride of 0, its expanded block on the stack and 0.
+        const int shift = es_ == 2 ? 5 : es_ == 4 ? 4 : 3; // log2(L)
+        struct in_t {
+            Reg64 p, inc;
+            size_t stride_off;
+            int op;
+        };
+        const in_t ins[] = {
+            { reg_pc_, reg_ic_, offsetof(select_call_args, cond_stride), 0 },
+            { reg_pa_, reg_ia_, offsetof(select_call_args, src0_stride), 1 },
+            { reg_pb_, reg_ib_, offsetof(select_call_args, src1_stride), 2 },
+        };
+        for (const in_t &in : ins) {
+            if (in.op == 2 && key_.src1_scalar) {
+                // One element for every row (the dispatcher passes only
+                // a stride of 0).
+                if (es_ == 2)
+                    vpbroadcastw(z_b_, ptr[reg_pb_]);
+                else if (es_ == 4)
+                    vpbroadcastd(z_b_, ptr[reg_pb_]);
+                else
+                    vpbroadcastq(z_b_, ptr[reg_pb_]);
+                xor_(in.inc, in.inc);
+                continue;
+            }
+            Label l_strided, l_done;
+            mov(in.inc, arg(in.stride_off));
+            test(in.inc, in.inc);
+            jnz(l_strided, T_NEAR);
+            if (in.op == 0) {
+                expand_cond(in.p);
+                lea(in.p, ptr[rsp + cond_off()]);
+            } else {
+                expand_source(in.p, src_off(in.op));
+                lea(in.p, ptr[rsp + src_off(in.op)]);
+            }
+            jmp(l_done, T_NEAR);
+            L(l_strided);
+            shl(in.inc, shift);
+            L(l_done);
+        }
+
+        Label l_blocks, l_tail, l_end;
+        L(l_blocks);
+        cmp(reg_rows_, lanes_);
+        jb(l_tail, T_NEAR);
+        block(false);
+        add(reg_pc_, reg_ic_);
+        add(reg_pa_, reg_ia_);
+        add(reg_pb_, reg_ib_);
+        add(reg_pd_, 64);
+        sub(reg_rows_, lanes_);
+        jmp(l_blocks, T_NEAR);
+
+        L(l_tail);
+        test(reg_rows_, reg_rows_);
+        jz(l_end, T_NEAR);
+        mov(reg_t_, uint64_t(-1));
+        bzhi(reg_t_, reg_t_, reg_rows_);
+        kmovq(k_rows_, reg_t_);
+        block(true);
+
+        L(l_end);
+        if (key_.nt_stores) {
+            Label l_no_fence;
+            cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
+            je(l_no_fence, T_NEAR);
+            sfence();
+            L(l_no_fence);
+        }
+        vzeroupper();
+        add(rsp, fr);
+        pop(r15);
+        pop(r14);
+        pop(r13);
+        pop(r12);
+        pop(rbp);
+        pop(rbx);
+        ret();
+
+        align(64);
+        L(l_tbl);
+        emit_tables();
+    }
+
+    const kernel_key key_;
+    const std::string name_;
+    const int es_, lanes_, c_, pairs_;
+    select_kernel_fn fn_ = nullptr;
+};
+
+} // namespace
+
+bool dst_transposed_packed_supported(const kernel_key &k) {
+    if (k.isa != kernel_isa::avx512_core || k.cond_scalar || k.src0_scalar)
+        return false;
+    if (k.elem_size != 2 && k.elem_size != 4 && k.elem_size != 8)
+        return false;
+    return k.dt_cols >= 2 && k.dt_cols <= max_packed_dt_cols
+           && k.dt_cols <= 64 / k.elem_size;
+}
+
+std::shared_ptr<const select_kernel>
+create_jit_select_dt_packed_kernel(const kernel_key &key) {
+    auto gen = std::make_shared<jit_select_dt_packed_t>(key);
+    jit_generated(gen->name(), gen->getCode(), gen->getSize());
+    return gen;
+}
+
+} // namespace impl
+} // namespace selgraph

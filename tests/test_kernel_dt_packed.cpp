@@ -1,0 +1,391 @@
+// The packed kernels that write a transposed dst of a few rows
+// (kernel_key::dt_cols, kernels/jit_select_dt_packed.cpp): their keys and
+// refusals, direct calls through the kernel ABI inside guard pages (2-, 4-
+// and 8-byte elements, every column count, row counts around one vector's
+// lanes and every tail, inputs back to back or one row for all, inverted
+// cond, a scalar src_1, both store kinds), bit for bit against
+// impl::ref_select, the callee-saved registers, and which plans use them
+// (channels-last inputs of a few channels into a channels-first dst).
+#include <xbyak/xbyak.h>
+
+#include "kernel_test_utils.hpp"
+
+namespace selgraph_test {
+namespace {
+
+using kernel_dt_packed = isa_test;
+
+si::kernel_key packed_key(si::kernel_isa isa, int w, int cols, int inv, int bs,
+                          int nt) {
+    si::kernel_key k = make_key(isa, w, 0, inv, 0, bs, nt, 1);
+    k.unroll = 0;
+    k.dst_transposed = 1;
+    k.dt_cols = static_cast<uint8_t>(cols);
+    return k;
+}
+
+/// The column counts a packed kernel takes for `w`-byte elements.
+int max_cols(int w) {
+    return std::min(si::max_packed_dt_cols, 64 / w);
+}
+
+/// One direct call: `rows` pixels of key.dt_cols channels, each input's
+/// rows back to back or one row for all (`repeat`), dst element (r, c) at
+/// c * dst_ld + r * w bytes.
+struct packed_case {
+    si::kernel_key key;
+    int64_t rows = 1;
+    bool repeat[3] = {}; // cond, src_0, src_1: one row for all
+    int64_t dst_ld = 0;  // bytes between dst's lines
+
+    int w() const { return key.elem_size; }
+    int64_t cols() const { return key.dt_cols; }
+    bool b_scalar() const { return key.src1_scalar != 0; }
+    int64_t stride(int op) const {
+        if (repeat[op] || (op == si::op_src1 && b_scalar()))
+            return 0;
+        return op == si::op_cond ? cols() : cols() * w();
+    }
+    size_t bytes(int op) const {
+        if (op == si::op_dst)
+            return static_cast<size_t>((cols() - 1) * dst_ld + rows * w());
+        const int64_t row = op == si::op_cond                 ? cols()
+                            : op == si::op_src1 && b_scalar() ? w()
+                                                              : cols() * w();
+        return static_cast<size_t>((rows - 1) * stride(op) + row);
+    }
+    /// The problem as ref_select sees it, element strides: [rows, cols];
+    /// with invert_cond the kernel's src_0 is the nd's src_1.
+    si::select_nd nd() const {
+        si::select_nd p;
+        p.ndims = 2;
+        p.dims[0] = rows;
+        p.dims[1] = cols();
+        p.elem_size = w();
+        const int a = key.invert_cond ? si::op_src1 : si::op_src0;
+        const int b = key.invert_cond ? si::op_src0 : si::op_src1;
+        p.strides[si::op_cond][0] = stride(0);
+        p.strides[si::op_cond][1] = 1;
+        p.strides[a][0] = stride(1) / w();
+        p.strides[a][1] = 1;
+        p.strides[b][0] = stride(2) / w();
+        p.strides[b][1] = b_scalar() ? 0 : 1;
+        p.strides[si::op_dst][0] = 1;
+        p.strides[si::op_dst][1] = dst_ld / w();
+        return p;
+    }
+    std::string str() const {
+        std::ostringstream os;
+        os << si::kernel_name(key) << " rows=" << rows
+           << " strides(bytes)=" << stride(0) << "," << stride(1) << ","
+           << stride(2) << " dst_ld=" << dst_ld;
+        return os.str();
+    }
+};
+
+si::select_call_args packed_args(const packed_case &c, const void *const *ptr) {
+    si::select_call_args a {};
+    a.cond = ptr[0];
+    a.src0 = ptr[1];
+    a.src1 = ptr[2];
+    a.dst = const_cast<void *>(ptr[3]);
+    a.n = static_cast<uint64_t>(c.cols());
+    a.rows = static_cast<uint64_t>(c.rows);
+    a.cond_stride = c.stride(0);
+    a.src0_stride = c.stride(1);
+    a.src1_stride = c.stride(2);
+    a.dst_stride = c.dst_ld;
+    a.fence = 1;
+    return a;
+}
+
+/// The case's want: ref_select into a copy of dst's bytes (gaps kept), and
+/// of the `extra` bytes after them, which must not change.
+std::vector<uint8_t> packed_want(const packed_case &c, const void *const *ptr,
+                                 size_t extra = 0) {
+    const auto *d = static_cast<const uint8_t *>(ptr[3]);
+    std::vector<uint8_t> want(d, d + c.bytes(si::op_dst) + extra);
+    const void *a = c.key.invert_cond ? ptr[2] : ptr[1];
+    const void *b = c.key.invert_cond ? ptr[1] : ptr[2];
+    si::ref_select(c.nd(), ptr[0], a, b, want.data(), 1);
+    return want;
+}
+
+TEST_P(kernel_dt_packed, KeysAndRefusals) {
+    ASSERT_TRUE(jit()) << "instantiated for the JIT ISAs only";
+    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
+    for (int w : { 2, 4, 8 })
+        for (int cols = 2; cols <= max_cols(w); ++cols)
+            for (int inv = 0; inv < 2; ++inv)
+                for (int bs = 0; bs < 2; ++bs)
+                    for (int nt = 0; nt < 2; ++nt) {
+                        const si::kernel_key k =
+                                packed_key(kisa(), w, cols, inv, bs, nt);
+                        // AVX-512 only: the gathers are vpermi2{w,d,q}.
+                        EXPECT_EQ(si::dst_transposed_supported(k), avx512)
+                                << si::kernel_name(k);
+                        if (!avx512)
+                            continue;
+                        const auto kern = si::create_jit_select_kernel(k);
+                        ASSERT_TRUE(kern);
+                        EXPECT_TRUE(kern->key() == k);
+                        EXPECT_EQ(kern->name(), si::kernel_name(k));
+                    }
+    si::kernel_key ex = packed_key(si::kernel_isa::avx512_core, 4, 3, 0, 0, 1);
+    EXPECT_EQ(si::kernel_name(ex), "avx512_core_e4_cv_av_bv_dt3_nt");
+    // A packed key differs from the block kernel's and from another
+    // column count's.
+    si::kernel_key block = ex, other = ex;
+    block.dt_cols = 0;
+    other.dt_cols = 4;
+    EXPECT_FALSE(block == ex);
+    EXPECT_FALSE(other == ex);
+    EXPECT_NE(si::kernel_key_hash()(block), si::kernel_key_hash()(ex));
+    // No kernel: 1-byte elements, 1 column, more columns than fit one
+    // vector or max_packed_dt_cols, a scalar cond or src_0.
+    std::vector<si::kernel_key> bad = {
+        packed_key(kisa(), 1, 3, 0, 0, 0),
+        packed_key(kisa(), 4, 1, 0, 0, 0),
+        packed_key(kisa(), 4, si::max_packed_dt_cols + 1, 0, 0, 0),
+        packed_key(kisa(), 8, 9, 0, 0, 0),
+    };
+    si::kernel_key cs = packed_key(kisa(), 4, 3, 0, 0, 0);
+    cs.cond_scalar = 1;
+    bad.push_back(cs);
+    si::kernel_key as = packed_key(kisa(), 4, 3, 0, 1, 0);
+    as.src0_scalar = 1;
+    bad.push_back(as);
+    for (const auto &k : bad) {
+        EXPECT_FALSE(si::dst_transposed_supported(k)) << si::kernel_name(k);
+        try {
+            (void)si::create_jit_select_kernel(k);
+            ADD_FAILURE() << "a kernel was made for " << si::kernel_name(k);
+        } catch (const sg::error &e) {
+            EXPECT_EQ(e.status, sg::status::unimplemented) << e.what();
+        }
+    }
+}
+
+TEST_P(kernel_dt_packed, BitExactAgainstGuards) {
+    if (kisa() != si::kernel_isa::avx512_core)
+        GTEST_SKIP() << "packed kernels are AVX-512 only (KeysAndRefusals "
+                        "checks the refusal)";
+    auto &g = rng();
+    int fails = 0;
+    guard_set gs(static_cast<size_t>(64 * 1024));
+    ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+    for (int w : { 2, 4, 8 }) {
+        const int64_t lanes = 64 / w;
+        // Every tail length below one vector's lanes, one and two blocks,
+        // and blocks with tails.
+        std::vector<int64_t> row_counts;
+        for (int64_t r = 1; r <= lanes + 1; ++r)
+            row_counts.push_back(r);
+        for (int64_t r : { 2 * lanes - 1, 2 * lanes, 3 * lanes + 5 })
+            row_counts.push_back(r);
+        for (int cols = 2; cols <= max_cols(w); ++cols)
+            for (int inv = 0; inv < 2; ++inv)
+                for (int bs = 0; bs < 2; ++bs)
+                    for (int nt = 0; nt < 2; ++nt) {
+                        const si::kernel_key k =
+                                packed_key(kisa(), w, cols, inv, bs, nt);
+                        const auto kern = si::create_jit_select_kernel(k);
+                        for (int64_t rows : row_counts) {
+                            packed_case c;
+                            c.key = k;
+                            c.rows = rows;
+                            const uint64_t r = g();
+                            for (int op = 0; op < 3; ++op)
+                                c.repeat[op] = (r >> (2 * op)) % 4 == 0;
+                            // The nt variant's dst lines are whole cache
+                            // lines apart and dst starts one (its
+                            // contract).
+                            c.dst_ld =
+                                    nt ? (rows * w + 63) / 64 * 64
+                                                    + int64_t(r >> 8) % 2 * 64
+                                       : (rows + int64_t(r >> 8) % 8) * w;
+                            for (bool at_end : { true, false }) {
+                                const void *ptr[4];
+                                for (int op = 0; op < 4; ++op) {
+                                    size_t span = c.bytes(op);
+                                    if (op == si::op_dst && nt)
+                                        span = (span + 63) / 64 * 64;
+                                    ptr[op] = gs.place(op, span, at_end);
+                                }
+                                size_t most = 0;
+                                for (int op = 0; op < 4; ++op)
+                                    most = std::max(most, c.bytes(op) + 64);
+                                gs.fill(g, most);
+                                const size_t extra =
+                                        nt ? (c.bytes(si::op_dst) + 63) / 64
+                                                                * 64
+                                                        - c.bytes(si::op_dst)
+                                           : 0;
+                                const auto want = packed_want(c, ptr, extra);
+                                const auto a = packed_args(c, ptr);
+                                kern->fn()(&a);
+                                KT_EXPECT(fails,
+                                          bytes_equal(ptr[3], want.data(),
+                                                      want.size(), w),
+                                          c.str()
+                                                  + (at_end ? " at end"
+                                                            : " at begin"));
+                            }
+                        }
+                    }
+    }
+}
+
+TEST_P(kernel_dt_packed, CalleeSavedRegistersPreserved) {
+    if (kisa() != si::kernel_isa::avx512_core)
+        GTEST_SKIP() << "packed kernels are AVX-512 only";
+    using harness =
+            callee_saved_harness<si::select_kernel_fn, si::select_call_args>;
+    const harness h;
+    auto &g = rng();
+    for (int nt = 0; nt < 2; ++nt) {
+        packed_case c;
+        c.key = packed_key(kisa(), 4, 3, 0, 0, nt);
+        // Two full blocks and a tail; cond one row for all (expanded on
+        // the stack).
+        c.rows = 37;
+        c.repeat[0] = true;
+        c.dst_ld = 192;
+        std::vector<uint8_t> buf[4];
+        const void *ptr[4];
+        for (int op = 0; op < 4; ++op) {
+            buf[op].resize(c.bytes(op) + 64);
+            auto *p = buf[op].data();
+            p += (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
+            if (op == 0)
+                fill_cond(p, c.bytes(op), g);
+            else
+                fill_bytes(p, c.bytes(op), g);
+            ptr[op] = p;
+        }
+        const auto want = packed_want(c, ptr);
+        const auto a = packed_args(c, ptr);
+        const auto kern = si::create_jit_select_kernel(c.key);
+        uint64_t out[8] = {};
+        h.get()(kern->fn(), &a, out);
+        const char *names[6] = { "rbx", "rbp", "r12", "r13", "r14", "r15" };
+        for (int i = 0; i < 6; ++i)
+            EXPECT_EQ(out[i], harness::magic[i])
+                    << names[i] << " clobbered by " << kern->name();
+        EXPECT_EQ(out[6], out[7]) << "rsp changed by " << kern->name();
+        EXPECT_TRUE(bytes_equal(ptr[3], want.data(), want.size(), 4))
+                << c.str();
+    }
+}
+
+TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
+    // Inputs NHWC, dst NCHW, [2, C, 9, W]: the fold follows the inputs'
+    // order, rows of C channels, dst transposed. The packed kernel runs on
+    // AVX-512 for 2-, 4- and 8-byte elements where C fits it, with cond
+    // per channel ([1, C, 1, 1]) or full, src_1 full or 0-D. With a 0-D
+    // src_1 and a per-channel cond, src_0 is the one input of the inputs' order
+    // and the fold ties, so it keeps dst's (rows of pixels, cond one value per
+    // row, src_0 transposed) and no dst kernel runs. Its nt variant where dst's
+    // lines lie whole cache lines apart (9 * W * w a multiple of 64; elsewhere
+    // nt stores are the scratch path's). The results are the reference's
+    // wherever it runs or not, at 1 and 2 threads, dst aligned or not (the nt
+    // variant's calls then store regularly).
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 1, 2, 4, 8 })
+        for (int64_t c : { 2, 3, 4, 8, 12, 15, 16 })
+            for (int64_t wd : { 5, 64 })
+                for (int variant = 0; variant < 4; ++variant)
+                    for (bool nt : { false, true }) {
+                        const dims_t d = { 2, c, 9, wd };
+                        nd_spec s = full_spec(d, w);
+                        const dims_t nhwc = { d[1] * d[2] * d[3], 1,
+                                              d[3] * d[1], d[1] };
+                        // variant 0: all inputs NHWC; 1: cond per channel;
+                        // 2: cond per channel and a 0-D src_1; 3: a 0-D
+                        // src_1 (the kernel's scalar src_1).
+                        s.strides[si::op_cond] = nhwc;
+                        s.strides[si::op_src0] = nhwc;
+                        s.strides[si::op_src1] = nhwc;
+                        if (variant == 1 || variant == 2) {
+                            s.in[si::op_cond] = { 1, c, 1, 1 };
+                            s.strides[si::op_cond] = {};
+                        }
+                        if (variant >= 2) {
+                            s.in[si::op_src1] = {};
+                            s.strides[si::op_src1] = {};
+                        }
+                        const si::select_nd p = make_nd(s);
+                        const si::select_plan plan = si::plan_select(
+                                p, nt ? si::nt_candidate_bytes() : 0);
+                        const bool want_dt =
+                                kisa() == si::kernel_isa::avx512_core && w >= 2
+                                && c <= max_cols(w) && variant != 2;
+                        const bool lines = (9 * wd * w) % 64 == 0;
+                        const std::string desc =
+                                nd_str(p) + (nt ? " (nt)" : "");
+                        const bool packed_planned =
+                                plan.kernel_dt
+                                && plan.kernel_dt->key().dt_cols == c;
+                        KT_EXPECT(fails,
+                                  ::testing::AssertionResult(packed_planned
+                                                             == want_dt)
+                                          << plan.kernel_str(),
+                                  desc);
+                        if (want_dt) {
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(
+                                              (plan.kernel_dt_nt != nullptr)
+                                              == (lines && plan.has_nt()))
+                                              << plan.kernel_str(),
+                                      desc);
+                        }
+                        for (size_t misd : { size_t(0), size_t(w) }) {
+                            nd_buffers b(p, g, 0, 0, misd);
+                            std::vector<uint8_t> want(b.dst.size());
+                            si::ref_select(p, b.cond.data(), b.src0.data(),
+                                           b.src1.data(), want.data(), 1);
+                            for (int nthr : { 1, 2 }) {
+                                fill_bytes(b.dst.data(), b.dst.size(), g);
+                                const si::executed ran = si::execute_plan(
+                                        plan, p, b.cond.data(), b.src0.data(),
+                                        b.src1.data(), b.dst.data(), nthr,
+                                        nt ? si::store_override::nt
+                                           : si::store_override::none);
+                                KT_EXPECT(fails,
+                                          bytes_equal(b.dst.data(), want.data(),
+                                                      b.dst.size(), w),
+                                          desc + " nthreads "
+                                                  + std::to_string(nthr)
+                                                  + " dst misaligned by "
+                                                  + std::to_string(misd));
+                                KT_EXPECT(fails, b.canaries_ok(), desc);
+                                if (!want_dt)
+                                    continue;
+                                const bool packed_ran =
+                                        ran.kernel
+                                        && ran.kernel->key().dt_cols == c;
+                                const bool nt_ran =
+                                        packed_ran
+                                        && ran.kernel->key().nt_stores;
+                                // With nt stores and no nt variant, dst's
+                                // transpose from the scratch streams.
+                                const bool want_ran = lines || !nt;
+                                KT_EXPECT(fails,
+                                          ::testing::AssertionResult(
+                                                  packed_ran == want_ran
+                                                  && nt_ran
+                                                             == (want_ran && nt
+                                                                 && misd == 0))
+                                                  << plan.kernel_str(ran),
+                                          desc + " dst misaligned by "
+                                                  + std::to_string(misd));
+                            }
+                        }
+                    }
+}
+
+SELGRAPH_INSTANTIATE_PER_JIT_ISA(kernel_dt_packed);
+
+} // namespace
+} // namespace selgraph_test
