@@ -1,6 +1,6 @@
 // Xbyak generator of the Select kernels that write a transposed dst of a
-// few rows (kernel_key::dt_cols; ABI: select_kernel.hpp): AVX-512, 2-, 4-
-// and 8-byte elements.
+// few rows (kernel_key::dt_cols; ABI: select_kernel.hpp): AVX-512 with 2-,
+// 4- and 8-byte elements, and AVX2 (below) with 4- and 8-byte ones.
 //
 // The case: channels-last inputs of a few channels into a channels-first
 // dst (an RGB image [N, 3, H, W] stored NHWC, written NCHW). Folded in the
@@ -462,22 +462,361 @@ private:
     select_kernel_fn fn_ = nullptr;
 };
 
+// AVX2: blocks of L = 32 / element bytes rows (8 pixels of f32, 4 of f64),
+// two per iteration, so that each dst line gets a whole 64-byte piece. Per
+// block, c vectors of each input: cond's L bytes widened (vpmovzxb{d,q})
+// and compared with zero, vpblendvb between src_0 and src_1; each channel
+// gathered by vpermd from every vector that holds some of its elements,
+// joined by vpblendd. The first block's channels wait on the stack, and
+// each line's two halves are stored one after the other (streamed half by
+// half a block apart, the write-combining buffers would flush partial
+// lines, as they did for the AVX2 16 x 8 kernel). 4- and 8-byte elements
+// (AVX2 has no 16-bit permute across lanes), at most 8 channels (the
+// vectors of a block in ymm0-7).
+//
+// Tails, without masked loads or stores (AMD documents faults on masked-off
+// lanes as implementation-dependent): the last rows' elements that exist
+// are copied byte by byte into a block on the stack, selected there, and
+// each channel's existing elements copied byte by byte into dst.
+class jit_select_dt_packed_avx2_t : public CodeGenerator, public select_kernel {
+public:
+    explicit jit_select_dt_packed_avx2_t(const kernel_key &key)
+        : CodeGenerator(16384, AutoGrow)
+        , key_(key)
+        , name_(kernel_name(key))
+        , es_(key.elem_size)
+        , k_(key.elem_size / 4)
+        , lanes_(32 / key.elem_size)
+        , c_(key.dt_cols) {
+        generate();
+        readyRE();
+        fn_ = getCode<select_kernel_fn>();
+    }
+
+    select_kernel_fn fn() const override { return fn_; }
+    const std::string &name() const override { return name_; }
+    const kernel_key &key() const override { return key_; }
+
+private:
+    const Reg64 reg_param_ = rdi;
+    const Reg64 reg_pc_ = r8;
+    const Reg64 reg_pa_ = r9;
+    const Reg64 reg_pb_ = r10;
+    const Reg64 reg_pd_ = r11;
+    const Reg64 reg_rows_ = rcx;
+    const Reg64 reg_ic_ = r12; // bytes from block to block per input
+    const Reg64 reg_ia_ = r13;
+    const Reg64 reg_ib_ = r14;
+    const Reg64 reg_ld_ = r15;
+    const Reg64 reg_tbl_ = rbx;
+    const Reg64 reg_q_ = rbp;
+    const Reg64 reg_t_ = rax;
+    const Reg64 reg_u_ = rdx;
+    const Reg64 reg_v_ = rsi;
+
+    static Ymm vec(int m) { return Ymm(m); }
+    const Ymm y_out_ = ymm8, y_t_ = ymm9, y_mask_ = ymm10, y_zero_ = ymm11,
+              y_b_ = ymm12;
+
+    // Bytes of one block of an input (cond: 1-byte elements).
+    int64_t block_bytes(int op) const {
+        return static_cast<int64_t>(c_) * lanes_ * (op == 0 ? 1 : es_);
+    }
+    static int64_t round32(int64_t v) { return (v + 31) / 32 * 32; }
+    // Stack: each input's expanded block (stride 0), each input's two
+    // tail blocks, the channels of the first block (64 bytes per channel:
+    // both halves in a tail).
+    int64_t rep_off(int op) const {
+        int64_t o = 0;
+        for (int i = 0; i < op; ++i)
+            o += round32(block_bytes(i));
+        return o;
+    }
+    int64_t tail_off(int op) const {
+        int64_t o = rep_off(3);
+        for (int i = 0; i < op; ++i)
+            o += round32(2 * block_bytes(i));
+        return o;
+    }
+    int64_t out_off() const { return tail_off(3); }
+    int64_t frame() const { return out_off() + 64 * c_; }
+
+    // The vectors holding elements of channel ch: [first, last].
+    int first_vec(int line) const { return line / lanes_; }
+    int last_vec(int line) const { return (line + c_ * (lanes_ - 1)) / lanes_; }
+    // vpermd indices of channel ch from vector m (dword lanes), and the
+    // vpblendd immediate of the lanes it gives.
+    int perm_idx(int line, int m, int lane) const {
+        const int j = lane / k_, e = line + c_ * j;
+        return e / lanes_ == m ? (e % lanes_) * k_ + lane % k_ : 0;
+    }
+    int blend_imm(int line, int m) const {
+        int imm = 0;
+        for (int lane = 0; lane < 8; ++lane) {
+            const int e = line + c_ * (lane / k_);
+            if (e / lanes_ == m)
+                imm |= 1 << lane;
+        }
+        return imm;
+    }
+    int64_t idx_tbl(int line, int m) const {
+        int64_t o = 0;
+        for (int x = 0; x < line; ++x)
+            o += 32 * (last_vec(x) - first_vec(x) + 1);
+        return o + 32 * (m - first_vec(line));
+    }
+    void emit_tables() {
+        for (int line = 0; line < c_; ++line)
+            for (int m = first_vec(line); m <= last_vec(line); ++m)
+                for (int lane = 0; lane < 8; ++lane)
+                    dd(static_cast<uint32_t>(perm_idx(line, m, lane)));
+    }
+
+    // Copies reg_u_ bytes from src to dst (the tails), through al.
+    void copy_bytes(const RegExp &dst, const RegExp &src) {
+        Label l_loop, l_done;
+        xor_(reg_v_, reg_v_);
+        test(reg_u_, reg_u_);
+        jz(l_done, T_NEAR);
+        L(l_loop);
+        movzx(eax, byte[src + reg_v_]);
+        mov(byte[dst + reg_v_], al);
+        inc(reg_v_);
+        cmp(reg_v_, reg_u_);
+        jb(l_loop, T_NEAR);
+        L(l_done);
+    }
+
+    // Block h (0, 1) of the current pair: selected into ymm0..c-1, each
+    // channel gathered; block 0's channels to the stack, block 1's stored
+    // after block 0's (tail: to the stack too). The pointers move on one
+    // block after it.
+    void block(int h, bool tail) {
+        for (int m = 0; m < c_; ++m) {
+            const int64_t cb = static_cast<int64_t>(lanes_) * m;
+            if (es_ == 4) {
+                vpmovzxbd(y_mask_, ptr[reg_pc_ + cb]);
+                vpcmpeqd(y_mask_, y_mask_, y_zero_);
+            } else {
+                vpmovzxbq(y_mask_, ptr[reg_pc_ + cb]);
+                vpcmpeqq(y_mask_, y_mask_, y_zero_);
+            }
+            // mask: lanes whose cond is zero.
+            const Address a = ptr[reg_pa_ + 32 * m];
+            const Address b = ptr[reg_pb_ + 32 * m];
+            if (!key_.invert_cond) {
+                vmovdqu(vec(m), a);
+                if (key_.src1_scalar)
+                    vpblendvb(vec(m), vec(m), y_b_, y_mask_);
+                else
+                    vpblendvb(vec(m), vec(m), b, y_mask_);
+            } else {
+                if (key_.src1_scalar)
+                    vmovdqa(vec(m), y_b_);
+                else
+                    vmovdqu(vec(m), b);
+                vpblendvb(vec(m), vec(m), a, y_mask_);
+            }
+        }
+        add(reg_pc_, reg_ic_);
+        add(reg_pa_, reg_ia_);
+        add(reg_pb_, reg_ib_);
+        if (h == 1 && !tail)
+            mov(reg_q_, reg_pd_);
+        for (int line = 0; line < c_; ++line) {
+            for (int m = first_vec(line); m <= last_vec(line); ++m) {
+                vmovdqu(y_t_, ptr[reg_tbl_ + idx_tbl(line, m)]);
+                if (m == first_vec(line)) {
+                    vpermd(y_out_, y_t_, vec(m));
+                } else {
+                    vpermd(y_t_, y_t_, vec(m));
+                    vpblendd(y_out_, y_out_, y_t_, blend_imm(line, m));
+                }
+            }
+            const int64_t slot = out_off() + 64 * line;
+            if (h == 0 || tail) {
+                vmovdqu(ptr[rsp + slot + 32 * h], y_out_);
+                continue;
+            }
+            vmovdqu(y_t_, ptr[rsp + slot]);
+            if (key_.nt_stores) {
+                vmovntdq(ptr[reg_q_], y_t_);
+                vmovntdq(ptr[reg_q_ + 32], y_out_);
+            } else {
+                vmovdqu(ptr[reg_q_], y_t_);
+                vmovdqu(ptr[reg_q_ + 32], y_out_);
+            }
+            if (line + 1 < c_)
+                add(reg_q_, reg_ld_);
+        }
+    }
+
+    void generate() {
+        push(rbx);
+        push(rbp);
+        push(r12);
+        push(r13);
+        push(r14);
+        push(r15);
+        const int64_t fr = frame() + 8; // keeps rsp 16-byte aligned
+        sub(rsp, fr);
+        Label l_tbl;
+        lea(reg_tbl_, ptr[rip + l_tbl]);
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        mov(reg_pc_, arg(offsetof(select_call_args, cond)));
+        mov(reg_pa_, arg(offsetof(select_call_args, src0)));
+        mov(reg_pb_, arg(offsetof(select_call_args, src1)));
+        mov(reg_pd_, arg(offsetof(select_call_args, dst)));
+        mov(reg_rows_, arg(offsetof(select_call_args, rows)));
+        mov(reg_ld_, arg(offsetof(select_call_args, dst_stride)));
+        vpxor(y_zero_, y_zero_, y_zero_);
+
+        const int shift = es_ == 4 ? 3 : 2; // log2(L)
+        struct in_t {
+            Reg64 p, inc;
+            size_t stride_off;
+            int op;
+        };
+        const in_t ins[] = {
+            { reg_pc_, reg_ic_, offsetof(select_call_args, cond_stride), 0 },
+            { reg_pa_, reg_ia_, offsetof(select_call_args, src0_stride), 1 },
+            { reg_pb_, reg_ib_, offsetof(select_call_args, src1_stride), 2 },
+        };
+        for (const in_t &in : ins) {
+            if (in.op == 2 && key_.src1_scalar) {
+                if (es_ == 4)
+                    vpbroadcastd(y_b_, ptr[reg_pb_]);
+                else
+                    vpbroadcastq(y_b_, ptr[reg_pb_]);
+                xor_(in.inc, in.inc);
+                continue;
+            }
+            Label l_strided, l_done;
+            mov(in.inc, arg(in.stride_off));
+            test(in.inc, in.inc);
+            jnz(l_strided, T_NEAR);
+            // One row for all: its block, element e = row element e % c.
+            const int w = in.op == 0 ? 1 : es_;
+            for (int e = 0; e < c_ * lanes_; ++e) {
+                const int64_t from = static_cast<int64_t>(e % c_) * w;
+                const int64_t to = rep_off(in.op) + int64_t(e) * w;
+                if (w == 1) {
+                    movzx(eax, byte[in.p + from]);
+                    mov(byte[rsp + to], al);
+                } else if (w == 4) {
+                    mov(eax, dword[in.p + from]);
+                    mov(dword[rsp + to], eax);
+                } else {
+                    mov(rax, qword[in.p + from]);
+                    mov(qword[rsp + to], rax);
+                }
+            }
+            lea(in.p, ptr[rsp + rep_off(in.op)]);
+            jmp(l_done, T_NEAR);
+            L(l_strided);
+            shl(in.inc, shift);
+            L(l_done);
+        }
+
+        Label l_pairs, l_tail, l_end;
+        L(l_pairs);
+        cmp(reg_rows_, 2 * lanes_);
+        jb(l_tail, T_NEAR);
+        block(0, false);
+        block(1, false);
+        add(reg_pd_, 64);
+        sub(reg_rows_, 2 * lanes_);
+        jmp(l_pairs, T_NEAR);
+
+        L(l_tail);
+        test(reg_rows_, reg_rows_);
+        jz(l_end, T_NEAR);
+        // The rows left's elements of each streamed input, into its tail
+        // blocks (an expanded input, increment 0, is read where it is).
+        for (const in_t &in : ins) {
+            if (in.op == 2 && key_.src1_scalar)
+                continue;
+            Label l_skip;
+            test(in.inc, in.inc);
+            jz(l_skip, T_NEAR);
+            imul(reg_u_, reg_rows_, c_ * (in.op == 0 ? 1 : es_));
+            copy_bytes(rsp + tail_off(in.op), in.p);
+            lea(in.p, ptr[rsp + tail_off(in.op)]);
+            L(l_skip);
+        }
+        block(0, true);
+        block(1, true);
+        // Each channel's rows left, into its dst line.
+        imul(reg_u_, reg_rows_, es_);
+        mov(reg_q_, reg_pd_);
+        for (int line = 0; line < c_; ++line) {
+            copy_bytes(reg_q_, rsp + out_off() + 64 * line);
+            if (line + 1 < c_)
+                add(reg_q_, reg_ld_);
+        }
+
+        L(l_end);
+        if (key_.nt_stores) {
+            Label l_no_fence;
+            cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
+            je(l_no_fence, T_NEAR);
+            sfence();
+            L(l_no_fence);
+        }
+        vzeroupper();
+        add(rsp, fr);
+        pop(r15);
+        pop(r14);
+        pop(r13);
+        pop(r12);
+        pop(rbp);
+        pop(rbx);
+        ret();
+
+        align(64);
+        L(l_tbl);
+        emit_tables();
+    }
+
+    const kernel_key key_;
+    const std::string name_;
+    const int es_, k_, lanes_, c_;
+    select_kernel_fn fn_ = nullptr;
+};
+
 } // namespace
 
 bool dst_transposed_packed_supported(const kernel_key &k) {
-    if (k.isa != kernel_isa::avx512_core || k.cond_scalar || k.src0_scalar)
+    if (k.cond_scalar || k.src0_scalar || k.dt_cols < 2)
+        return false;
+    if (k.isa == kernel_isa::avx2)
+        return (k.elem_size == 4 || k.elem_size == 8)
+               && k.dt_cols <= max_packed_dt_cols_avx2;
+    if (k.isa != kernel_isa::avx512_core)
         return false;
     if (k.elem_size != 2 && k.elem_size != 4 && k.elem_size != 8)
         return false;
-    return k.dt_cols >= 2 && k.dt_cols <= max_packed_dt_cols
-           && k.dt_cols <= 64 / k.elem_size;
+    return k.dt_cols <= max_packed_dt_cols && k.dt_cols <= 64 / k.elem_size;
 }
 
 std::shared_ptr<const select_kernel>
 create_jit_select_dt_packed_kernel(const kernel_key &key) {
-    auto gen = std::make_shared<jit_select_dt_packed_t>(key);
-    jit_generated(gen->name(), gen->getCode(), gen->getSize());
-    return gen;
+    std::shared_ptr<const select_kernel> k;
+    const void *code = nullptr;
+    size_t size = 0;
+    if (key.isa == kernel_isa::avx2) {
+        auto gen = std::make_shared<jit_select_dt_packed_avx2_t>(key);
+        code = gen->getCode();
+        size = gen->getSize();
+        k = gen;
+    } else {
+        auto gen = std::make_shared<jit_select_dt_packed_t>(key);
+        code = gen->getCode();
+        size = gen->getSize();
+        k = gen;
+    }
+    jit_generated(k->name(), code, size);
+    return k;
 }
 
 } // namespace impl

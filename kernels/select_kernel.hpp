@@ -33,8 +33,10 @@ struct select_call_args {
     uint64_t fence = 1;
 };
 
-/// The most columns (channels) a packed transposed-dst kernel takes.
+/// The most columns (channels) a packed transposed-dst kernel takes:
+/// AVX-512 (also at most one vector's elements), AVX2.
 constexpr int max_packed_dt_cols = 15;
+constexpr int max_packed_dt_cols_avx2 = 8;
 
 enum class kernel_isa : uint8_t { ref = 0, avx2 = 1, avx512_core = 2 };
 const char *kernel_isa2str(kernel_isa isa);
@@ -66,7 +68,8 @@ struct kernel_key {
     /// one row for all (stride 0; src_1 scalar: stride 0 only), the
     /// channels of channels-last pixels written into c dst lines
     /// (kernels/jit_select_dt_packed.cpp): AVX-512, 2-, 4- and 8-byte
-    /// elements, c at most one vector's elements.
+    /// elements, c at most one vector's elements; AVX2, 4- and 8-byte
+    /// elements, c at most max_packed_dt_cols_avx2.
     uint8_t dt_cols = 0;
 
     bool operator==(const kernel_key &o) const {

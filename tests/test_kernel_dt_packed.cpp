@@ -1,8 +1,8 @@
 // The packed kernels that write a transposed dst of a few rows
 // (kernel_key::dt_cols, kernels/jit_select_dt_packed.cpp): their keys and
-// refusals, direct calls through the kernel ABI inside guard pages (2-, 4-
-// and 8-byte elements, every column count, row counts around one vector's
-// lanes and every tail, inputs back to back or one row for all, inverted
+// refusals, direct calls through the kernel ABI inside guard pages (every
+// element size and column count the ISA takes, row counts around its
+// blocks and every tail, inputs back to back or one row for all, inverted
 // cond, a scalar src_1, both store kinds), bit for bit against
 // impl::ref_select, the callee-saved registers, and which plans use them
 // (channels-last inputs of a few channels into a channels-first dst).
@@ -24,9 +24,13 @@ si::kernel_key packed_key(si::kernel_isa isa, int w, int cols, int inv, int bs,
     return k;
 }
 
-/// The column counts a packed kernel takes for `w`-byte elements.
-int max_cols(int w) {
-    return std::min(si::max_packed_dt_cols, 64 / w);
+/// The column counts a packed kernel takes for `w`-byte elements: AVX-512
+/// 2-, 4- and 8-byte elements, up to 15 columns and one vector's elements;
+/// AVX2 4- and 8-byte ones, up to 8 columns (0: none).
+int max_cols(si::kernel_isa isa, int w) {
+    if (isa == si::kernel_isa::avx2)
+        return w == 4 || w == 8 ? 8 : 0;
+    return w == 1 ? 0 : std::min(15, 64 / w);
 }
 
 /// One direct call: `rows` pixels of key.dt_cols channels, each input's
@@ -113,19 +117,15 @@ std::vector<uint8_t> packed_want(const packed_case &c, const void *const *ptr,
 
 TEST_P(kernel_dt_packed, KeysAndRefusals) {
     ASSERT_TRUE(jit()) << "instantiated for the JIT ISAs only";
-    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
-    for (int w : { 2, 4, 8 })
-        for (int cols = 2; cols <= max_cols(w); ++cols)
+    for (int w : { 4, 8, 2 })
+        for (int cols = 2; cols <= max_cols(kisa(), w); ++cols)
             for (int inv = 0; inv < 2; ++inv)
                 for (int bs = 0; bs < 2; ++bs)
                     for (int nt = 0; nt < 2; ++nt) {
                         const si::kernel_key k =
                                 packed_key(kisa(), w, cols, inv, bs, nt);
-                        // AVX-512 only: the gathers are vpermi2{w,d,q}.
-                        EXPECT_EQ(si::dst_transposed_supported(k), avx512)
+                        EXPECT_TRUE(si::dst_transposed_supported(k))
                                 << si::kernel_name(k);
-                        if (!avx512)
-                            continue;
                         const auto kern = si::create_jit_select_kernel(k);
                         ASSERT_TRUE(kern);
                         EXPECT_TRUE(kern->key() == k);
@@ -141,14 +141,16 @@ TEST_P(kernel_dt_packed, KeysAndRefusals) {
     EXPECT_FALSE(block == ex);
     EXPECT_FALSE(other == ex);
     EXPECT_NE(si::kernel_key_hash()(block), si::kernel_key_hash()(ex));
-    // No kernel: 1-byte elements, 1 column, more columns than fit one
-    // vector or max_packed_dt_cols, a scalar cond or src_0.
+    // No kernel: 1-byte elements (AVX2: 2-byte ones too), 1 column, more
+    // columns than the ISA takes, a scalar cond or src_0.
     std::vector<si::kernel_key> bad = {
         packed_key(kisa(), 1, 3, 0, 0, 0),
         packed_key(kisa(), 4, 1, 0, 0, 0),
-        packed_key(kisa(), 4, si::max_packed_dt_cols + 1, 0, 0, 0),
+        packed_key(kisa(), 4, max_cols(kisa(), 4) + 1, 0, 0, 0),
         packed_key(kisa(), 8, 9, 0, 0, 0),
     };
+    if (kisa() == si::kernel_isa::avx2)
+        bad.push_back(packed_key(kisa(), 2, 3, 0, 0, 0));
     si::kernel_key cs = packed_key(kisa(), 4, 3, 0, 0, 0);
     cs.cond_scalar = 1;
     bad.push_back(cs);
@@ -167,23 +169,21 @@ TEST_P(kernel_dt_packed, KeysAndRefusals) {
 }
 
 TEST_P(kernel_dt_packed, BitExactAgainstGuards) {
-    if (kisa() != si::kernel_isa::avx512_core)
-        GTEST_SKIP() << "packed kernels are AVX-512 only (KeysAndRefusals "
-                        "checks the refusal)";
     auto &g = rng();
     int fails = 0;
     guard_set gs(static_cast<size_t>(64 * 1024));
     ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
     for (int w : { 2, 4, 8 }) {
-        const int64_t lanes = 64 / w;
-        // Every tail length below one vector's lanes, one and two blocks,
-        // and blocks with tails.
+        // Rows per iteration: one vector's lanes on AVX-512, two on AVX2.
+        const int64_t step =
+                lanes(w) * (kisa() == si::kernel_isa::avx2 ? 2 : 1);
+        // Every tail length, and iterations with tails.
         std::vector<int64_t> row_counts;
-        for (int64_t r = 1; r <= lanes + 1; ++r)
+        for (int64_t r = 1; r <= step + 1; ++r)
             row_counts.push_back(r);
-        for (int64_t r : { 2 * lanes - 1, 2 * lanes, 3 * lanes + 5 })
+        for (int64_t r : { 2 * step - 1, 2 * step, 3 * step + 5 })
             row_counts.push_back(r);
-        for (int cols = 2; cols <= max_cols(w); ++cols)
+        for (int cols = 2; cols <= max_cols(kisa(), w); ++cols)
             for (int inv = 0; inv < 2; ++inv)
                 for (int bs = 0; bs < 2; ++bs)
                     for (int nt = 0; nt < 2; ++nt) {
@@ -237,8 +237,6 @@ TEST_P(kernel_dt_packed, BitExactAgainstGuards) {
 }
 
 TEST_P(kernel_dt_packed, CalleeSavedRegistersPreserved) {
-    if (kisa() != si::kernel_isa::avx512_core)
-        GTEST_SKIP() << "packed kernels are AVX-512 only";
     using harness =
             callee_saved_harness<si::select_kernel_fn, si::select_call_args>;
     const harness h;
@@ -246,8 +244,8 @@ TEST_P(kernel_dt_packed, CalleeSavedRegistersPreserved) {
     for (int nt = 0; nt < 2; ++nt) {
         packed_case c;
         c.key = packed_key(kisa(), 4, 3, 0, 0, nt);
-        // Two full blocks and a tail; cond one row for all (expanded on
-        // the stack).
+        // Full blocks and a tail; cond one row for all (expanded on the
+        // stack).
         c.rows = 37;
         c.repeat[0] = true;
         c.dst_ld = 192;
@@ -280,8 +278,8 @@ TEST_P(kernel_dt_packed, CalleeSavedRegistersPreserved) {
 
 TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
     // Inputs NHWC, dst NCHW, [2, C, 9, W]: the fold follows the inputs'
-    // order, rows of C channels, dst transposed. The packed kernel runs on
-    // AVX-512 for 2-, 4- and 8-byte elements where C fits it, with cond
+    // order, rows of C channels, dst transposed. The packed kernel runs
+    // where the ISA has one for the element size and C (max_cols), with cond
     // per channel ([1, C, 1, 1]) or full, src_1 full or 0-D. With a 0-D
     // src_1 and a per-channel cond, src_0 is the one input of the inputs' order
     // and the fold ties, so it keeps dst's (rows of pixels, cond one value per
@@ -295,7 +293,7 @@ TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
     for (int w : { 1, 2, 4, 8 })
         for (int64_t c : { 2, 3, 4, 8, 12, 15, 16 })
             for (int64_t wd : { 5, 64 })
-                for (int variant = 0; variant < 4; ++variant)
+                for (int variant = 0; variant < 5; ++variant)
                     for (bool nt : { false, true }) {
                         const dims_t d = { 2, c, 9, wd };
                         nd_spec s = full_spec(d, w);
@@ -303,7 +301,8 @@ TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
                                               d[3] * d[1], d[1] };
                         // variant 0: all inputs NHWC; 1: cond per channel;
                         // 2: cond per channel and a 0-D src_1; 3: a 0-D
-                        // src_1 (the kernel's scalar src_1).
+                        // src_1 (the kernel's scalar src_1); 4: a 0-D
+                        // src_0 (swapped into src_1, cond inverted).
                         s.strides[si::op_cond] = nhwc;
                         s.strides[si::op_src0] = nhwc;
                         s.strides[si::op_src1] = nhwc;
@@ -311,16 +310,19 @@ TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
                             s.in[si::op_cond] = { 1, c, 1, 1 };
                             s.strides[si::op_cond] = {};
                         }
-                        if (variant >= 2) {
+                        if (variant == 2 || variant == 3) {
                             s.in[si::op_src1] = {};
                             s.strides[si::op_src1] = {};
+                        }
+                        if (variant == 4) {
+                            s.in[si::op_src0] = {};
+                            s.strides[si::op_src0] = {};
                         }
                         const si::select_nd p = make_nd(s);
                         const si::select_plan plan = si::plan_select(
                                 p, nt ? si::nt_candidate_bytes() : 0);
                         const bool want_dt =
-                                kisa() == si::kernel_isa::avx512_core && w >= 2
-                                && c <= max_cols(w) && variant != 2;
+                                c <= max_cols(kisa(), w) && variant != 2;
                         const bool lines = (9 * wd * w) % 64 == 0;
                         const std::string desc =
                                 nd_str(p) + (nt ? " (nt)" : "");
