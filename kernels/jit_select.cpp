@@ -50,7 +50,10 @@ std::string kernel_name(const kernel_key &k) {
     s += k.src0_scalar ? "_as" : "_av";
     s += k.src1_scalar ? "_bs" : "_bv";
     if (k.dst_transposed)
-        s += "_dt" + (k.dt_cols ? std::to_string(k.dt_cols) : std::string());
+        s += "_dt"
+             + (k.dt_rows   ? "i" + std::to_string(k.dt_rows)
+                : k.dt_cols ? std::to_string(k.dt_cols)
+                            : std::string());
     else
         s += "_u" + std::to_string(k.unroll);
     if (k.nt_stores)

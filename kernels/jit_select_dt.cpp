@@ -649,7 +649,7 @@ private:
 } // namespace
 
 bool dst_transposed_supported(const kernel_key &k) {
-    if (k.dt_cols)
+    if (k.dt_cols || k.dt_rows)
         return dst_transposed_packed_supported(k);
     return (k.isa == kernel_isa::avx512_core || k.isa == kernel_isa::avx2)
            && k.elem_size == 4 && !k.cond_scalar && !k.src0_scalar;
@@ -657,7 +657,7 @@ bool dst_transposed_supported(const kernel_key &k) {
 
 std::shared_ptr<const select_kernel>
 create_jit_select_dt_kernel(const kernel_key &key) {
-    if (key.dt_cols)
+    if (key.dt_cols || key.dt_rows)
         return create_jit_select_dt_packed_kernel(key);
     std::shared_ptr<const select_kernel> k;
     const void *code = nullptr;

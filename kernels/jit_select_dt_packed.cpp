@@ -462,6 +462,295 @@ private:
     select_kernel_fn fn_ = nullptr;
 };
 
+// The mirror case, AVX-512 (kernel_key::dt_rows): tiles of c rows (2 to 15)
+// whose dst holds each column's c elements back to back, so a few channels
+// of channels-first inputs written into a channels-last dst (an RGB image
+// stored NCHW, written NHWC). For each block of L columns (pixels): each
+// row's L elements selected into a vector (cond and either source may be
+// one element per row, broadcast), then each of the c output vectors of the
+// block's c * L interleaved dst elements (element e: row e % c, column
+// e / c) gathered from the row pairs that hold them with vpermi2{w,d,q},
+// merged under masks, and stored (streamed in the `_nt` variant, whose
+// calls get a dst that starts a cache line: each block is c whole lines).
+// Tails: the last columns loaded under opmasks and the c * columns dst
+// elements stored under masks.
+class jit_select_dt_interleave_t : public CodeGenerator, public select_kernel {
+public:
+    explicit jit_select_dt_interleave_t(const kernel_key &key)
+        : CodeGenerator(16384, AutoGrow)
+        , key_(key)
+        , name_(kernel_name(key))
+        , es_(key.elem_size)
+        , lanes_(64 / key.elem_size)
+        , c_(key.dt_rows)
+        , pairs_((key.dt_rows + 1) / 2) {
+        generate();
+        readyRE();
+        fn_ = getCode<select_kernel_fn>();
+    }
+
+    select_kernel_fn fn() const override { return fn_; }
+    const std::string &name() const override { return name_; }
+    const kernel_key &key() const override { return key_; }
+
+private:
+    const Reg64 reg_param_ = rdi;
+    const Reg64 reg_pc_ = r8; // row 0 of each input at the current block
+    const Reg64 reg_pa_ = r9;
+    const Reg64 reg_pb_ = r10;
+    const Reg64 reg_pd_ = r11;
+    const Reg64 reg_n_ = rcx;  // columns left
+    const Reg64 reg_cs_ = r12; // bytes between rows
+    const Reg64 reg_as_ = r13;
+    const Reg64 reg_bs_ = r14;
+    const Reg64 reg_tc_ = r15; // row pointers within a block
+    const Reg64 reg_tbl_ = rbx;
+    const Reg64 reg_ta_ = rbp;
+    const Reg64 reg_tb_ = rax;
+    const Reg64 reg_u_ = rdx;
+    const Reg64 reg_v_ = rsi;
+    const Opmask k_sel_ = k1, k_lane_ = k2, k_cols_ = k3, k_out_ = k4;
+
+    static Zmm vec(int r) { return Zmm(r); }
+    const Zmm z_out_ = zmm16, z_t_ = zmm17, z_a_ = zmm18;
+    const Xmm x_cond_ = xmm20;
+
+    // Gather indices (c * pairs vectors: lane i of output vector m, pair
+    // p is e / c + L * (e % c - 2 * p) for e = L * m + i where e % c is a
+    // row of the pair, else 0) and the pairs' lane masks (qwords).
+    int64_t gather_tbl(int m, int p) const { return 64 * (m * pairs_ + p); }
+    int64_t mask_tbl(int m, int p) const {
+        return 64 * c_ * pairs_ + 8 * (m * pairs_ + p);
+    }
+    void emit_tables() {
+        for (int m = 0; m < c_; ++m)
+            for (int p = 0; p < pairs_; ++p)
+                for (int i = 0; i < lanes_; ++i) {
+                    const int e = lanes_ * m + i, r = e % c_;
+                    const int v =
+                            r / 2 == p ? e / c_ + lanes_ * (r - 2 * p) : 0;
+                    switch (es_) {
+                        case 2: dw(static_cast<uint16_t>(v)); break;
+                        case 4: dd(static_cast<uint32_t>(v)); break;
+                        default: dq(static_cast<uint64_t>(v)); break;
+                    }
+                }
+        for (int m = 0; m < c_; ++m)
+            for (int p = 0; p < pairs_; ++p) {
+                uint64_t mask = 0;
+                for (int i = 0; i < lanes_; ++i)
+                    if ((lanes_ * m + i) % c_ / 2 == p)
+                        mask |= uint64_t(1) << i;
+                dq(mask);
+            }
+    }
+
+    void kmov_lanes(const Opmask &k, const Address &a) {
+        if (es_ == 2)
+            kmovd(k, a);
+        else if (es_ == 4)
+            kmovw(k, a);
+        else
+            kmovb(k, a);
+    }
+    void load_vec(const Zmm &z, const Address &a, bool tail) {
+        const Zmm d = tail ? z | k_cols_ | T_z : z;
+        if (es_ == 2)
+            vmovdqu16(d, a);
+        else if (es_ == 4)
+            vmovdqu32(d, a);
+        else
+            vmovdqu64(d, a);
+    }
+    void bcast(const Zmm &z, const Address &a) {
+        if (es_ == 2)
+            vpbroadcastw(z, a);
+        else if (es_ == 4)
+            vpbroadcastd(z, a);
+        else
+            vpbroadcastq(z, a);
+    }
+    void blend(const Zmm &d, const Opmask &k, const Zmm &a, const Operand &b) {
+        if (es_ == 2)
+            vpblendmw(d | k, a, b);
+        else if (es_ == 4)
+            vpblendmd(d | k, a, b);
+        else
+            vpblendmq(d | k, a, b);
+    }
+    void perm2(const Zmm &idx_dst, const Zmm &a, const Zmm &b) {
+        if (es_ == 2)
+            vpermi2w(idx_dst, a, b);
+        else if (es_ == 4)
+            vpermi2d(idx_dst, a, b);
+        else
+            vpermi2q(idx_dst, a, b);
+    }
+    void move_masked(const Zmm &d, const Opmask &k, const Zmm &s) {
+        if (es_ == 2)
+            vmovdqu16(d | k, s);
+        else if (es_ == 4)
+            vmovdqu32(d | k, s);
+        else
+            vmovdqu64(d | k, s);
+    }
+    void store_masked(const Address &a, const Opmask &k, const Zmm &z) {
+        if (es_ == 2)
+            vmovdqu16(a | k, z);
+        else if (es_ == 4)
+            vmovdqu32(a | k, z);
+        else
+            vmovdqu64(a | k, z);
+    }
+    // One block of L columns (tail: reg_n_ < L columns, > 0).
+    void block(bool tail) {
+        mov(reg_tc_, reg_pc_);
+        mov(reg_ta_, reg_pa_);
+        mov(reg_tb_, reg_pb_);
+        const Ymm yc = Ymm(x_cond_.getIdx());
+        for (int r = 0; r < c_; ++r) {
+            if (key_.cond_scalar)
+                vpbroadcastb(yc, ptr[reg_tc_]);
+            else if (tail && es_ == 2)
+                vmovdqu8(yc | k_cols_ | T_z, ptr[reg_tc_]);
+            else if (tail)
+                vmovdqu8(x_cond_ | k_cols_ | T_z, ptr[reg_tc_]);
+            else if (es_ == 2)
+                vmovdqu8(yc, ptr[reg_tc_]);
+            else if (es_ == 4)
+                vmovdqu8(x_cond_, ptr[reg_tc_]);
+            else
+                vmovq(x_cond_, ptr[reg_tc_]);
+            if (key_.invert_cond)
+                vptestnmb(k_sel_, yc, yc);
+            else
+                vptestmb(k_sel_, yc, yc);
+            if (tail)
+                kandq(k_sel_, k_sel_, k_cols_);
+            if (key_.src1_scalar)
+                bcast(vec(r), ptr[reg_tb_]);
+            else
+                load_vec(vec(r), ptr[reg_tb_], tail);
+            if (key_.src0_scalar) {
+                bcast(z_a_, ptr[reg_ta_]);
+                blend(vec(r), k_sel_, vec(r), z_a_);
+            } else {
+                // Lanes past the columns are off in k_sel_: never loaded.
+                blend(vec(r), k_sel_, vec(r), ptr[reg_ta_]);
+            }
+            if (r + 1 < c_) {
+                add(reg_tc_, reg_cs_);
+                add(reg_ta_, reg_as_);
+                add(reg_tb_, reg_bs_);
+            }
+        }
+        if (tail)
+            imul(reg_u_, reg_n_, c_); // dst elements of the block
+        for (int m = 0; m < c_; ++m) {
+            for (int p = 0; p < pairs_; ++p) {
+                const Zmm d = p == 0 ? z_out_ : z_t_;
+                vmovdqu64(d, ptr[reg_tbl_ + gather_tbl(m, p)]);
+                perm2(d, vec(2 * p), vec(std::min(2 * p + 1, c_ - 1)));
+                if (p > 0) {
+                    kmov_lanes(k_lane_, ptr[reg_tbl_ + mask_tbl(m, p)]);
+                    move_masked(z_out_, k_lane_, z_t_);
+                }
+            }
+            const Address to = ptr[reg_pd_ + 64 * m];
+            if (tail) {
+                // Lanes of vector m: clamp(columns * c - L * m, 0, L).
+                Label l_pos, l_set;
+                mov(reg_v_, reg_u_);
+                sub(reg_v_, lanes_ * m);
+                jg(l_pos, T_NEAR);
+                xor_(reg_v_, reg_v_);
+                L(l_pos);
+                cmp(reg_v_, lanes_);
+                jbe(l_set, T_NEAR);
+                mov(reg_v_, lanes_);
+                L(l_set);
+                mov(reg_tb_, uint64_t(-1));
+                bzhi(reg_tb_, reg_tb_, reg_v_);
+                kmovq(k_out_, reg_tb_);
+                store_masked(to, k_out_, z_out_);
+            } else if (key_.nt_stores) {
+                vmovntdq(to, z_out_);
+            } else {
+                vmovdqu64(to, z_out_);
+            }
+        }
+    }
+
+    void generate() {
+        push(rbx);
+        push(rbp);
+        push(r12);
+        push(r13);
+        push(r14);
+        push(r15);
+        Label l_tbl;
+        lea(reg_tbl_, ptr[rip + l_tbl]);
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        mov(reg_pc_, arg(offsetof(select_call_args, cond)));
+        mov(reg_pa_, arg(offsetof(select_call_args, src0)));
+        mov(reg_pb_, arg(offsetof(select_call_args, src1)));
+        mov(reg_pd_, arg(offsetof(select_call_args, dst)));
+        mov(reg_n_, arg(offsetof(select_call_args, n)));
+        mov(reg_cs_, arg(offsetof(select_call_args, cond_stride)));
+        mov(reg_as_, arg(offsetof(select_call_args, src0_stride)));
+        mov(reg_bs_, arg(offsetof(select_call_args, src1_stride)));
+
+        Label l_blocks, l_tail, l_end;
+        L(l_blocks);
+        cmp(reg_n_, lanes_);
+        jb(l_tail, T_NEAR);
+        block(false);
+        if (!key_.cond_scalar)
+            add(reg_pc_, lanes_);
+        if (!key_.src0_scalar)
+            add(reg_pa_, 64);
+        if (!key_.src1_scalar)
+            add(reg_pb_, 64);
+        add(reg_pd_, 64 * c_);
+        sub(reg_n_, lanes_);
+        jmp(l_blocks, T_NEAR);
+
+        L(l_tail);
+        test(reg_n_, reg_n_);
+        jz(l_end, T_NEAR);
+        mov(reg_tb_, uint64_t(-1));
+        bzhi(reg_tb_, reg_tb_, reg_n_);
+        kmovq(k_cols_, reg_tb_);
+        block(true);
+
+        L(l_end);
+        if (key_.nt_stores) {
+            Label l_no_fence;
+            cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
+            je(l_no_fence, T_NEAR);
+            sfence();
+            L(l_no_fence);
+        }
+        vzeroupper();
+        pop(r15);
+        pop(r14);
+        pop(r13);
+        pop(r12);
+        pop(rbp);
+        pop(rbx);
+        ret();
+
+        align(64);
+        L(l_tbl);
+        emit_tables();
+    }
+
+    const kernel_key key_;
+    const std::string name_;
+    const int es_, lanes_, c_, pairs_;
+    select_kernel_fn fn_ = nullptr;
+};
+
 // AVX2: blocks of L = 32 / element bytes rows (8 pixels of f32, 4 of f64),
 // two per iteration, so that each dst line gets a whole 64-byte piece. Per
 // block, c vectors of each input: cond's L bytes widened (vpmovzxb{d,q})
@@ -787,6 +1076,10 @@ private:
 } // namespace
 
 bool dst_transposed_packed_supported(const kernel_key &k) {
+    if (k.dt_rows)
+        return k.isa == kernel_isa::avx512_core && !k.dt_cols
+               && (k.elem_size == 2 || k.elem_size == 4 || k.elem_size == 8)
+               && k.dt_rows >= 2 && k.dt_rows <= max_packed_dt_cols;
     if (k.cond_scalar || k.src0_scalar || k.dt_cols < 2)
         return false;
     if (k.isa == kernel_isa::avx2)
@@ -804,7 +1097,12 @@ create_jit_select_dt_packed_kernel(const kernel_key &key) {
     std::shared_ptr<const select_kernel> k;
     const void *code = nullptr;
     size_t size = 0;
-    if (key.isa == kernel_isa::avx2) {
+    if (key.dt_rows) {
+        auto gen = std::make_shared<jit_select_dt_interleave_t>(key);
+        code = gen->getCode();
+        size = gen->getSize();
+        k = gen;
+    } else if (key.isa == kernel_isa::avx2) {
         auto gen = std::make_shared<jit_select_dt_packed_avx2_t>(key);
         code = gen->getCode();
         size = gen->getSize();

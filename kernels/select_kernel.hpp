@@ -71,13 +71,23 @@ struct kernel_key {
     /// elements, c at most one vector's elements; AVX2, 4- and 8-byte
     /// elements, c at most max_packed_dt_cols_avx2.
     uint8_t dt_cols = 0;
+    /// With dst_transposed, the mirror: c in [2, max_packed_dt_cols] rows
+    /// (a few channels of channels-first inputs) whose dst holds each
+    /// column's c elements back to back (dst_stride c times the element
+    /// bytes: a channels-last dst), interleaved by permutes
+    /// (kernels/jit_select_dt_packed.cpp): AVX-512, 2-, 4- and 8-byte
+    /// elements, cond and both sources vectors or one element per row,
+    /// any row strides. The non-temporal variant needs a dst that starts
+    /// a cache line.
+    uint8_t dt_rows = 0;
 
     bool operator==(const kernel_key &o) const {
         return isa == o.isa && elem_size == o.elem_size
                && cond_scalar == o.cond_scalar && invert_cond == o.invert_cond
                && src0_scalar == o.src0_scalar && src1_scalar == o.src1_scalar
                && nt_stores == o.nt_stores && unroll == o.unroll
-               && dst_transposed == o.dst_transposed && dt_cols == o.dt_cols;
+               && dst_transposed == o.dst_transposed && dt_cols == o.dt_cols
+               && dt_rows == o.dt_rows;
     }
     bool operator!=(const kernel_key &o) const { return !(*this == o); }
 };
@@ -95,6 +105,7 @@ struct kernel_key_hash {
         v = v * 16 + k.unroll;
         v = v * 2 + k.dst_transposed;
         v = v * 16 + k.dt_cols;
+        v = v * 16 + k.dt_rows;
         return static_cast<size_t>(v * 0x9E3779B97F4A7C15ull);
     }
 };
@@ -102,7 +113,7 @@ struct kernel_key_hash {
 /// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>]>[_nt]", for
 /// example avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector, src_1
 /// scalar; `dt` in place of the unroll: dst transposed (dt3: the packed
-/// kernel for rows of 3 elements).
+/// kernel for rows of 3 elements; dti3: for tiles of 3 rows, interleaved).
 std::string kernel_name(const kernel_key &k);
 
 using select_kernel_fn = void (*)(const select_call_args *);

@@ -235,8 +235,15 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
                          && s == cols * operand_bytes(i, f.elem_size)));
         }
         kdt.dt_cols = static_cast<uint8_t>(cols);
+    } else if (dt && f.dims[nd - 2] < 16) {
+        // The mirror: tiles of 2 to 15 rows (a few channels of
+        // channels-first inputs into a channels-last dst) whose dst holds
+        // each column's elements back to back, interleaved by permutes.
+        const int64_t rows = f.dims[nd - 2];
+        dt = f.strides[op_dst][nd - 1] == rows * f.elem_size;
+        kdt.dt_rows = static_cast<uint8_t>(rows);
     }
-    dt = dt && (kdt.dt_cols || f.dims[nd - 2] >= 16)
+    dt = dt && (kdt.dt_cols || kdt.dt_rows || f.dims[nd - 2] >= 16)
          && dst_transposed_supported(kdt);
     if (dt)
         plan.kernel_dt = get(kdt);
@@ -249,7 +256,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         if (f.mode[op_dst] == inner_mode::transposed) {
             plan.transpose_dst_nt = get_transpose_kernel(
                     tuned_transpose_key(isa, f.elem_size, true));
-            if (dt && f.strides[op_dst][nd - 1] % 64 == 0) {
+            if (dt && (kdt.dt_rows || f.strides[op_dst][nd - 1] % 64 == 0)) {
                 kdt.nt_stores = 1;
                 plan.kernel_dt_nt = get(kdt);
             }

@@ -231,8 +231,8 @@ struct tiled_runner {
             tr[i] = atr[i];
             esize[i] = operand_bytes(i, f.elem_size);
         }
-        const tile_shape ts =
-                plan_tiles(f, nthreads, dt && dt->key().dt_cols != 0);
+        const tile_shape ts = plan_tiles(
+                f, nthreads, dt && (dt->key().dt_cols || dt->key().dt_rows));
         tile_rows = ts.rows;
         tile_cols = ts.cols;
         strip = ts.strip > 0 ? ts.strip : ts.rows;

@@ -5,7 +5,9 @@
 // blocks and every tail, inputs back to back or one row for all, inverted
 // cond, a scalar src_1, both store kinds), bit for bit against
 // impl::ref_select, the callee-saved registers, and which plans use them
-// (channels-last inputs of a few channels into a channels-first dst).
+// (channels-last inputs of a few channels into a channels-first dst), and
+// the same for the mirror kernels that interleave a few rows into dst
+// (kernel_key::dt_rows: channels-first inputs into a channels-last dst).
 #include <xbyak/xbyak.h>
 
 #include "kernel_test_utils.hpp"
@@ -382,6 +384,285 @@ TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
                                                   << plan.kernel_str(ran),
                                           desc + " dst misaligned by "
                                                   + std::to_string(misd));
+                            }
+                        }
+                    }
+}
+
+// --- The mirror: tiles of a few rows interleaved into dst (dt_rows) -------
+
+si::kernel_key inter_key(si::kernel_isa isa, int w, int rows, int cs, int inv,
+                         int as, int bs, int nt) {
+    si::kernel_key k = make_key(isa, w, cs, inv, as, bs, nt, 1);
+    k.unroll = 0;
+    k.dst_transposed = 1;
+    k.dt_rows = static_cast<uint8_t>(rows);
+    return k;
+}
+
+/// One direct call: key.dt_rows rows (channels) of `cols` elements
+/// (pixels), each input's rows `stride` bytes apart (0: one row for all;
+/// a scalar operand: one element per row), dst element (r, c) at
+/// (c * rows + r) * w bytes.
+struct inter_case {
+    si::kernel_key key;
+    int64_t cols = 1;
+    int64_t stride[3] = {};
+
+    int w() const { return key.elem_size; }
+    int64_t rows() const { return key.dt_rows; }
+    bool scalar(int op) const {
+        return op == 0   ? key.cond_scalar != 0
+               : op == 1 ? key.src0_scalar != 0
+                         : key.src1_scalar != 0;
+    }
+    size_t bytes(int op) const {
+        if (op == si::op_dst)
+            return static_cast<size_t>(cols * rows() * w());
+        const int64_t e = op == si::op_cond ? 1 : w();
+        const int64_t row = scalar(op) ? e : cols * e;
+        return static_cast<size_t>((rows() - 1) * stride[op] + row);
+    }
+    si::select_nd nd() const {
+        si::select_nd p;
+        p.ndims = 2;
+        p.dims[0] = rows();
+        p.dims[1] = cols;
+        p.elem_size = w();
+        const int map[3] = { si::op_cond,
+                             key.invert_cond ? si::op_src1 : si::op_src0,
+                             key.invert_cond ? si::op_src0 : si::op_src1 };
+        for (int op = 0; op < 3; ++op) {
+            const int64_t e = op == 0 ? 1 : w();
+            p.strides[map[op]][0] = stride[op] / e;
+            p.strides[map[op]][1] = scalar(op) ? 0 : 1;
+        }
+        p.strides[si::op_dst][0] = 1;
+        p.strides[si::op_dst][1] = rows();
+        return p;
+    }
+    std::string str() const {
+        std::ostringstream os;
+        os << si::kernel_name(key) << " cols=" << cols
+           << " strides(bytes)=" << stride[0] << "," << stride[1] << ","
+           << stride[2];
+        return os.str();
+    }
+};
+
+TEST_P(kernel_dt_packed, InterleavedKeysAndRefusals) {
+    ASSERT_TRUE(jit()) << "instantiated for the JIT ISAs only";
+    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
+    for (int w : { 2, 4, 8 })
+        for (int rows = 2; rows <= 15; ++rows)
+            for (int roles = 0; roles < 16; ++roles) {
+                const si::kernel_key k =
+                        inter_key(kisa(), w, rows, roles & 1, (roles >> 1) & 1,
+                                  (roles >> 2) & 1, (roles >> 3) & 1, rows & 1);
+                // AVX-512 only: the gathers are vpermi2{w,d,q}.
+                EXPECT_EQ(si::dst_transposed_supported(k), avx512)
+                        << si::kernel_name(k);
+                if (!avx512)
+                    continue;
+                const auto kern = si::create_jit_select_kernel(k);
+                ASSERT_TRUE(kern);
+                EXPECT_TRUE(kern->key() == k);
+                EXPECT_EQ(kern->name(), si::kernel_name(k));
+            }
+    si::kernel_key ex =
+            inter_key(si::kernel_isa::avx512_core, 4, 3, 1, 0, 0, 0, 1);
+    EXPECT_EQ(si::kernel_name(ex), "avx512_core_e4_cs_av_bv_dti3_nt");
+    si::kernel_key cols = ex;
+    cols.dt_rows = 0;
+    cols.dt_cols = 3;
+    EXPECT_FALSE(cols == ex);
+    EXPECT_NE(si::kernel_key_hash()(cols), si::kernel_key_hash()(ex));
+    // No kernel: 1-byte elements, 1 or 16 rows, both kinds at once.
+    si::kernel_key both = inter_key(kisa(), 4, 3, 0, 0, 0, 0, 0);
+    both.dt_cols = 3;
+    for (const auto &k : { inter_key(kisa(), 1, 3, 0, 0, 0, 0, 0),
+                           inter_key(kisa(), 4, 1, 0, 0, 0, 0, 0),
+                           inter_key(kisa(), 4, 16, 0, 0, 0, 0, 0), both }) {
+        EXPECT_FALSE(si::dst_transposed_supported(k)) << si::kernel_name(k);
+        try {
+            (void)si::create_jit_select_kernel(k);
+            ADD_FAILURE() << "a kernel was made for " << si::kernel_name(k);
+        } catch (const sg::error &e) {
+            EXPECT_EQ(e.status, sg::status::unimplemented) << e.what();
+        }
+    }
+}
+
+TEST_P(kernel_dt_packed, InterleavedBitExactAgainstGuards) {
+    if (kisa() != si::kernel_isa::avx512_core)
+        GTEST_SKIP() << "the interleaving kernels are AVX-512 only "
+                        "(InterleavedKeysAndRefusals checks the refusal)";
+    auto &g = rng();
+    int fails = 0;
+    guard_set gs(static_cast<size_t>(64 * 1024));
+    ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+    for (int w : { 2, 4, 8 }) {
+        const int64_t l = lanes(w);
+        std::vector<int64_t> col_counts;
+        for (int64_t c = 1; c <= l + 1; ++c)
+            col_counts.push_back(c);
+        for (int64_t c : { 2 * l - 1, 2 * l, 3 * l + 5 })
+            col_counts.push_back(c);
+        for (int rows = 2; rows <= 15; ++rows)
+            for (int roles = 0; roles < 16; ++roles)
+                for (int nt = 0; nt < 2; ++nt) {
+                    const si::kernel_key k = inter_key(
+                            kisa(), w, rows, roles & 1, (roles >> 1) & 1,
+                            (roles >> 2) & 1, (roles >> 3) & 1, nt);
+                    const auto kern = si::create_jit_select_kernel(k);
+                    for (int64_t cols : col_counts) {
+                        inter_case c;
+                        c.key = k;
+                        c.cols = cols;
+                        const uint64_t r = g();
+                        // Padded rows, or one row (element) for all.
+                        for (int op = 0; op < 3; ++op) {
+                            const int64_t e = op == 0 ? 1 : w;
+                            const int64_t row = c.scalar(op) ? 1 : cols;
+                            const uint64_t x = r >> (8 * op);
+                            c.stride[op] =
+                                    x % 5 == 0
+                                            ? 0
+                                            : (row + int64_t(x >> 3) % 9) * e;
+                        }
+                        for (bool at_end : { true, false }) {
+                            const void *ptr[4];
+                            for (int op = 0; op < 4; ++op) {
+                                size_t span = c.bytes(op);
+                                if (op == si::op_dst && nt)
+                                    span = (span + 63) / 64 * 64;
+                                ptr[op] = gs.place(op, span, at_end);
+                            }
+                            size_t most = 0;
+                            for (int op = 0; op < 4; ++op)
+                                most = std::max(most, c.bytes(op) + 64);
+                            gs.fill(g, most);
+                            const size_t extra =
+                                    nt ? (c.bytes(si::op_dst) + 63) / 64 * 64
+                                                    - c.bytes(si::op_dst)
+                                       : 0;
+                            const auto *d =
+                                    static_cast<const uint8_t *>(ptr[3]);
+                            std::vector<uint8_t> want(d, d + c.bytes(si::op_dst)
+                                                                 + extra);
+                            const void *a = k.invert_cond ? ptr[2] : ptr[1];
+                            const void *b = k.invert_cond ? ptr[1] : ptr[2];
+                            si::ref_select(c.nd(), ptr[0], a, b, want.data(),
+                                           1);
+                            si::select_call_args args {};
+                            args.cond = ptr[0];
+                            args.src0 = ptr[1];
+                            args.src1 = ptr[2];
+                            args.dst = const_cast<void *>(ptr[3]);
+                            args.n = static_cast<uint64_t>(cols);
+                            args.rows = static_cast<uint64_t>(rows);
+                            args.cond_stride = c.stride[0];
+                            args.src0_stride = c.stride[1];
+                            args.src1_stride = c.stride[2];
+                            args.dst_stride = rows * w;
+                            args.fence = 1;
+                            kern->fn()(&args);
+                            KT_EXPECT(fails,
+                                      bytes_equal(ptr[3], want.data(),
+                                                  want.size(), w),
+                                      c.str()
+                                              + (at_end ? " at end"
+                                                        : " at begin"));
+                        }
+                    }
+                }
+    }
+}
+
+TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
+    // Inputs NCHW, dst NHWC, [2, C, 9, W]: the fold follows the inputs'
+    // order, tiles of C rows (channels), dst transposed with each pixel's
+    // channels back to back. On AVX-512 the interleaving kernel runs for
+    // 2-, 4- and 8-byte elements where C is under 16, with cond full or
+    // per channel (one element per row), src_1 full or 0-D; its nt
+    // variant wherever the plan has nt stores (a call whose dst does not
+    // start a cache line runs the regular one). The results are the
+    // reference's wherever it runs or not, at 1 and 2 threads, dst
+    // aligned or not.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 1, 2, 4, 8 })
+        for (int64_t c : { 2, 3, 4, 7, 12, 15 })
+            for (int64_t wd : { 5, 64 })
+                for (int variant = 0; variant < 3; ++variant)
+                    for (bool nt : { false, true }) {
+                        const dims_t d = { 2, c, 9, wd };
+                        nd_spec s = full_spec(d, w);
+                        s.strides[si::op_dst] = { d[1] * d[2] * d[3], 1,
+                                                  d[3] * d[1], d[1] };
+                        // variant 0: all inputs NCHW; 1: cond per channel;
+                        // 2: a 0-D src_1.
+                        if (variant == 1)
+                            s.in[si::op_cond] = { 1, c, 1, 1 };
+                        if (variant == 2)
+                            s.in[si::op_src1] = {};
+                        const si::select_nd p = make_nd(s);
+                        const si::select_plan plan = si::plan_select(
+                                p, nt ? si::nt_candidate_bytes() : 0);
+                        const bool want_dt =
+                                kisa() == si::kernel_isa::avx512_core && w >= 2;
+                        const std::string desc =
+                                nd_str(p) + (nt ? " (nt)" : "");
+                        const bool planned =
+                                plan.kernel_dt
+                                && plan.kernel_dt->key().dt_rows == c;
+                        KT_EXPECT(fails,
+                                  ::testing::AssertionResult(planned == want_dt)
+                                          << plan.kernel_str(),
+                                  desc);
+                        if (want_dt) {
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(
+                                              (plan.kernel_dt_nt != nullptr)
+                                              == plan.has_nt())
+                                              << plan.kernel_str(),
+                                      desc);
+                        }
+                        for (size_t misd : { size_t(0), size_t(w) }) {
+                            nd_buffers b(p, g, 0, 0, misd);
+                            std::vector<uint8_t> want(b.dst.size());
+                            si::ref_select(p, b.cond.data(), b.src0.data(),
+                                           b.src1.data(), want.data(), 1);
+                            for (int nthr : { 1, 2 }) {
+                                fill_bytes(b.dst.data(), b.dst.size(), g);
+                                const si::executed ran = si::execute_plan(
+                                        plan, p, b.cond.data(), b.src0.data(),
+                                        b.src1.data(), b.dst.data(), nthr,
+                                        nt ? si::store_override::nt
+                                           : si::store_override::none);
+                                KT_EXPECT(fails,
+                                          bytes_equal(b.dst.data(), want.data(),
+                                                      b.dst.size(), w),
+                                          desc + " nthreads "
+                                                  + std::to_string(nthr)
+                                                  + " dst misaligned by "
+                                                  + std::to_string(misd));
+                                KT_EXPECT(fails, b.canaries_ok(), desc);
+                                if (!want_dt)
+                                    continue;
+                                const bool ran_it =
+                                        ran.kernel
+                                        && ran.kernel->key().dt_rows == c;
+                                const bool nt_ran =
+                                        ran_it && ran.kernel->key().nt_stores;
+                                KT_EXPECT(
+                                        fails,
+                                        ::testing::AssertionResult(
+                                                ran_it
+                                                && nt_ran == (nt && misd == 0))
+                                                << plan.kernel_str(ran),
+                                        desc + " dst misaligned by "
+                                                + std::to_string(misd));
                             }
                         }
                     }
