@@ -914,6 +914,9 @@ private:
             mov(reg_q_, reg_pd_);
         for (int line = 0; line < c_; ++line) {
             for (int m = first_vec(line); m <= last_vec(line); ++m) {
+                // 8-byte elements may skip vectors (c = 6: vector 2).
+                if (blend_imm(line, m) == 0)
+                    continue;
                 vmovdqu(y_t_, ptr[reg_tbl_ + idx_tbl(line, m)]);
                 if (m == first_vec(line)) {
                     vpermd(y_out_, y_t_, vec(m));

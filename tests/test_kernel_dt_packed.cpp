@@ -243,39 +243,48 @@ TEST_P(kernel_dt_packed, CalleeSavedRegistersPreserved) {
             callee_saved_harness<si::select_kernel_fn, si::select_call_args>;
     const harness h;
     auto &g = rng();
-    for (int nt = 0; nt < 2; ++nt) {
-        packed_case c;
-        c.key = packed_key(kisa(), 4, 3, 0, 0, nt);
-        // Full blocks and a tail; cond one row for all (expanded on the
-        // stack).
-        c.rows = 37;
-        c.repeat[0] = true;
-        c.dst_ld = 192;
-        std::vector<uint8_t> buf[4];
-        const void *ptr[4];
-        for (int op = 0; op < 4; ++op) {
-            buf[op].resize(c.bytes(op) + 64);
-            auto *p = buf[op].data();
-            p += (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
-            if (op == 0)
-                fill_cond(p, c.bytes(op), g);
-            else
-                fill_bytes(p, c.bytes(op), g);
-            ptr[op] = p;
+    // Full blocks and a tail; inputs one row for all (expanded on the
+    // stack): cond alone, all three, src_1 alone; the most channels.
+    struct config {
+        int w, cols;
+        bool repeat[3];
+    };
+    const config configs[] = { { 4, 3, { true, false, false } },
+                               { 8, 8, { true, true, true } },
+                               { 4, 8, { false, false, true } } };
+    for (const config &cf : configs)
+        for (int nt = 0; nt < 2; ++nt) {
+            packed_case c;
+            c.key = packed_key(kisa(), cf.w, cf.cols, 0, 0, nt);
+            c.rows = 37;
+            for (int op = 0; op < 3; ++op)
+                c.repeat[op] = cf.repeat[op];
+            c.dst_ld = 320;
+            std::vector<uint8_t> buf[4];
+            const void *ptr[4];
+            for (int op = 0; op < 4; ++op) {
+                buf[op].resize(c.bytes(op) + 64);
+                auto *p = buf[op].data();
+                p += (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
+                if (op == 0)
+                    fill_cond(p, c.bytes(op), g);
+                else
+                    fill_bytes(p, c.bytes(op), g);
+                ptr[op] = p;
+            }
+            const auto want = packed_want(c, ptr);
+            const auto a = packed_args(c, ptr);
+            const auto kern = si::create_jit_select_kernel(c.key);
+            uint64_t out[8] = {};
+            h.get()(kern->fn(), &a, out);
+            const char *names[6] = { "rbx", "rbp", "r12", "r13", "r14", "r15" };
+            for (int i = 0; i < 6; ++i)
+                EXPECT_EQ(out[i], harness::magic[i])
+                        << names[i] << " clobbered by " << kern->name();
+            EXPECT_EQ(out[6], out[7]) << "rsp changed by " << kern->name();
+            EXPECT_TRUE(bytes_equal(ptr[3], want.data(), want.size(), cf.w))
+                    << c.str();
         }
-        const auto want = packed_want(c, ptr);
-        const auto a = packed_args(c, ptr);
-        const auto kern = si::create_jit_select_kernel(c.key);
-        uint64_t out[8] = {};
-        h.get()(kern->fn(), &a, out);
-        const char *names[6] = { "rbx", "rbp", "r12", "r13", "r14", "r15" };
-        for (int i = 0; i < 6; ++i)
-            EXPECT_EQ(out[i], harness::magic[i])
-                    << names[i] << " clobbered by " << kern->name();
-        EXPECT_EQ(out[6], out[7]) << "rsp changed by " << kern->name();
-        EXPECT_TRUE(bytes_equal(ptr[3], want.data(), want.size(), 4))
-                << c.str();
-    }
 }
 
 TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
@@ -294,17 +303,27 @@ TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
     int fails = 0;
     for (int w : { 1, 2, 4, 8 })
         for (int64_t c : { 2, 3, 4, 8, 12, 15, 16 })
-            for (int64_t wd : { 5, 64 })
-                for (int variant = 0; variant < 5; ++variant)
+            for (int shape = 0; shape < 3; ++shape)
+                for (int variant = 0; variant < 6; ++variant)
                     for (bool nt : { false, true }) {
-                        const dims_t d = { 2, c, 9, wd };
+                        // Two images, lines of 45 or 576 pixels; one image
+                        // of 8192 (f32, 3 and 8 channels), which two
+                        // threads split into tiles.
+                        if (shape == 2 && (w != 4 || (c != 3 && c != 8)))
+                            continue;
+                        const dims_t d =
+                                shape == 2 ? dims_t { 1, c, 128, 64 }
+                                           : dims_t { 2, c, 9, shape ? 64 : 5 };
                         nd_spec s = full_spec(d, w);
                         const dims_t nhwc = { d[1] * d[2] * d[3], 1,
                                               d[3] * d[1], d[1] };
                         // variant 0: all inputs NHWC; 1: cond per channel;
                         // 2: cond per channel and a 0-D src_1; 3: a 0-D
                         // src_1 (the kernel's scalar src_1); 4: a 0-D
-                        // src_0 (swapped into src_1, cond inverted).
+                        // src_0 (swapped into src_1, cond inverted); 5:
+                        // src_1 one value per pixel, a view of an NHWC
+                        // tensor's first channel (scalar along the row
+                        // but not one for all: the scratch path).
                         s.strides[si::op_cond] = nhwc;
                         s.strides[si::op_src0] = nhwc;
                         s.strides[si::op_src1] = nhwc;
@@ -320,12 +339,14 @@ TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
                             s.in[si::op_src0] = {};
                             s.strides[si::op_src0] = {};
                         }
+                        if (variant == 5)
+                            s.in[si::op_src1] = { d[0], 1, d[2], d[3] };
                         const si::select_nd p = make_nd(s);
                         const si::select_plan plan = si::plan_select(
                                 p, nt ? si::nt_candidate_bytes() : 0);
-                        const bool want_dt =
-                                c <= max_cols(kisa(), w) && variant != 2;
-                        const bool lines = (9 * wd * w) % 64 == 0;
+                        const bool want_dt = c <= max_cols(kisa(), w)
+                                             && variant != 2 && variant != 5;
+                        const bool lines = (d[2] * d[3] * w) % 64 == 0;
                         const std::string desc =
                                 nd_str(p) + (nt ? " (nt)" : "");
                         const bool packed_planned =
@@ -515,7 +536,11 @@ TEST_P(kernel_dt_packed, InterleavedBitExactAgainstGuards) {
                             kisa(), w, rows, roles & 1, (roles >> 1) & 1,
                             (roles >> 2) & 1, (roles >> 3) & 1, nt);
                     const auto kern = si::create_jit_select_kernel(k);
-                    for (int64_t cols : col_counts) {
+                    // Every column count for a quarter of the roles, a
+                    // few tails for the rest.
+                    const std::vector<int64_t> few = { 1, l - 1, l + 1,
+                                                       3 * l + 5 };
+                    for (int64_t cols : roles % 5 == 0 ? col_counts : few) {
                         inter_case c;
                         c.key = k;
                         c.cols = cols;
@@ -593,10 +618,17 @@ TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
     int fails = 0;
     for (int w : { 1, 2, 4, 8 })
         for (int64_t c : { 2, 3, 4, 7, 12, 15 })
-            for (int64_t wd : { 5, 64 })
+            for (int shape = 0; shape < 3; ++shape)
                 for (int variant = 0; variant < 3; ++variant)
                     for (bool nt : { false, true }) {
-                        const dims_t d = { 2, c, 9, wd };
+                        // Two images, or one that two threads split (in
+                        // column blocks: calls at pixel offsets; f32, 3
+                        // and 7 channels).
+                        if (shape == 2 && (w != 4 || (c != 3 && c != 7)))
+                            continue;
+                        const dims_t d =
+                                shape == 2 ? dims_t { 1, c, 128, 64 }
+                                           : dims_t { 2, c, 9, shape ? 64 : 5 };
                         nd_spec s = full_spec(d, w);
                         s.strides[si::op_dst] = { d[1] * d[2] * d[3], 1,
                                                   d[3] * d[1], d[1] };
