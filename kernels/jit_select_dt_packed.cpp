@@ -50,25 +50,177 @@ namespace {
 
 using namespace Xbyak;
 
-class jit_select_dt_packed_t : public CodeGenerator, public select_kernel {
+// What the packed kernels share: the key and name, the element size, the
+// frame (callee-saved registers, the stack block, the fence and return)
+// and W^X once generated.
+class jit_packed_base : public CodeGenerator, public select_kernel {
 public:
-    explicit jit_select_dt_packed_t(const kernel_key &key)
+    select_kernel_fn fn() const override { return fn_; }
+    const std::string &name() const override { return name_; }
+    const kernel_key &key() const override { return key_; }
+
+protected:
+    explicit jit_packed_base(const kernel_key &key)
         : CodeGenerator(16384, AutoGrow)
         , key_(key)
         , name_(kernel_name(key))
-        , es_(key.elem_size)
-        , lanes_(64 / key.elem_size)
-        , c_(key.dt_cols)
-        , pairs_((key.dt_cols + 1) / 2) {
-        generate();
-        // W^X: the buffer was only ever read+write; now read+execute.
+        , es_(key.elem_size) {}
+
+    // After generate(): the buffer was only ever read+write; now
+    // read+execute.
+    void finish() {
         readyRE();
         fn_ = getCode<select_kernel_fn>();
     }
 
-    select_kernel_fn fn() const override { return fn_; }
-    const std::string &name() const override { return name_; }
-    const kernel_key &key() const override { return key_; }
+    // rbx, rbp, r12-r15 saved, then `frame` bytes of stack (a multiple
+    // of 16) below them, rsp 16-byte aligned.
+    void enter(int64_t frame) {
+        push(rbx);
+        push(rbp);
+        push(r12);
+        push(r13);
+        push(r14);
+        push(r15);
+        frame_ = frame + 8;
+        sub(rsp, frame_);
+    }
+    // The nt variant's sfence where the call asks for it, then back.
+    void leave(const Reg64 &param) {
+        if (key_.nt_stores) {
+            Label l_no_fence;
+            cmp(qword[param + offsetof(select_call_args, fence)], 0);
+            je(l_no_fence, T_NEAR);
+            sfence();
+            L(l_no_fence);
+        }
+        vzeroupper();
+        add(rsp, frame_);
+        pop(r15);
+        pop(r14);
+        pop(r13);
+        pop(r12);
+        pop(rbp);
+        pop(rbx);
+        ret();
+    }
+
+    const kernel_key key_;
+    const std::string name_;
+    const int es_;
+
+private:
+    int64_t frame_ = 8;
+    select_kernel_fn fn_ = nullptr;
+};
+
+// AVX-512: one vector's lanes of the element size, and its instructions.
+class jit_packed_avx512_base : public jit_packed_base {
+protected:
+    explicit jit_packed_avx512_base(const kernel_key &key)
+        : jit_packed_base(key)
+        , lanes_(64 / key.elem_size) {}
+
+    void emit_lane(int v) {
+        switch (es_) {
+            case 2: dw(static_cast<uint16_t>(v)); break;
+            case 4: dd(static_cast<uint32_t>(v)); break;
+            default: dq(static_cast<uint64_t>(v)); break;
+        }
+    }
+    void kmov_lanes(const Opmask &k, const Reg64 &r) {
+        if (es_ == 2)
+            kmovd(k, r.cvt32());
+        else if (es_ == 4)
+            kmovw(k, r.cvt32());
+        else
+            kmovb(k, r.cvt32());
+    }
+    void kmov_lanes(const Opmask &k, const Address &a) {
+        if (es_ == 2)
+            kmovd(k, a);
+        else if (es_ == 4)
+            kmovw(k, a);
+        else
+            kmovb(k, a);
+    }
+    void load_vec(const Zmm &z, const Address &a) {
+        if (es_ == 2)
+            vmovdqu16(z, a);
+        else if (es_ == 4)
+            vmovdqu32(z, a);
+        else
+            vmovdqu64(z, a);
+    }
+    void load_vec_masked(const Zmm &z, const Opmask &k, const Address &a) {
+        if (es_ == 2)
+            vmovdqu16(z | k | T_z, a);
+        else if (es_ == 4)
+            vmovdqu32(z | k | T_z, a);
+        else
+            vmovdqu64(z | k | T_z, a);
+    }
+    void store_vec_masked(const Address &a, const Opmask &k, const Zmm &z) {
+        if (es_ == 2)
+            vmovdqu16(a | k, z);
+        else if (es_ == 4)
+            vmovdqu32(a | k, z);
+        else
+            vmovdqu64(a | k, z);
+    }
+    void bcast(const Zmm &z, const Address &a) {
+        if (es_ == 2)
+            vpbroadcastw(z, a);
+        else if (es_ == 4)
+            vpbroadcastd(z, a);
+        else
+            vpbroadcastq(z, a);
+    }
+    void blend(const Zmm &d, const Opmask &k, const Zmm &a, const Operand &b) {
+        if (es_ == 2)
+            vpblendmw(d | k, a, b);
+        else if (es_ == 4)
+            vpblendmd(d | k, a, b);
+        else
+            vpblendmq(d | k, a, b);
+    }
+    void perm2(const Zmm &idx_dst, const Zmm &a, const Zmm &b) {
+        if (es_ == 2)
+            vpermi2w(idx_dst, a, b);
+        else if (es_ == 4)
+            vpermi2d(idx_dst, a, b);
+        else
+            vpermi2q(idx_dst, a, b);
+    }
+    void perm1(const Zmm &d, const Zmm &idx, const Zmm &a) {
+        if (es_ == 2)
+            vpermw(d, idx, a);
+        else if (es_ == 4)
+            vpermd(d, idx, a);
+        else
+            vpermq(d, idx, a);
+    }
+    void move_masked(const Zmm &d, const Opmask &k, const Zmm &s) {
+        if (es_ == 2)
+            vmovdqu16(d | k, s);
+        else if (es_ == 4)
+            vmovdqu32(d | k, s);
+        else
+            vmovdqu64(d | k, s);
+    }
+
+    const int lanes_;
+};
+
+class jit_select_dt_packed_t : public jit_packed_avx512_base {
+public:
+    explicit jit_select_dt_packed_t(const kernel_key &key)
+        : jit_packed_avx512_base(key)
+        , c_(key.dt_cols)
+        , pairs_((key.dt_cols + 1) / 2) {
+        generate();
+        finish();
+    }
 
 private:
     const Reg64 reg_param_ = rdi;
@@ -134,86 +286,6 @@ private:
                 }
                 dq(mask);
             }
-    }
-    void emit_lane(int v) {
-        switch (es_) {
-            case 2: dw(static_cast<uint16_t>(v)); break;
-            case 4: dd(static_cast<uint32_t>(v)); break;
-            default: dq(static_cast<uint64_t>(v)); break;
-        }
-    }
-
-    void kmov_lanes(const Opmask &k, const Reg64 &r) {
-        if (es_ == 2)
-            kmovd(k, r.cvt32());
-        else if (es_ == 4)
-            kmovw(k, r.cvt32());
-        else
-            kmovb(k, r.cvt32());
-    }
-    void kmov_lanes(const Opmask &k, const Address &a) {
-        if (es_ == 2)
-            kmovd(k, a);
-        else if (es_ == 4)
-            kmovw(k, a);
-        else
-            kmovb(k, a);
-    }
-    void load_vec(const Zmm &z, const Address &a) {
-        if (es_ == 2)
-            vmovdqu16(z, a);
-        else if (es_ == 4)
-            vmovdqu32(z, a);
-        else
-            vmovdqu64(z, a);
-    }
-    void load_vec_masked(const Zmm &z, const Opmask &k, const Address &a) {
-        if (es_ == 2)
-            vmovdqu16(z | k | T_z, a);
-        else if (es_ == 4)
-            vmovdqu32(z | k | T_z, a);
-        else
-            vmovdqu64(z | k | T_z, a);
-    }
-    void store_vec_masked(const Address &a, const Opmask &k, const Zmm &z) {
-        if (es_ == 2)
-            vmovdqu16(a | k, z);
-        else if (es_ == 4)
-            vmovdqu32(a | k, z);
-        else
-            vmovdqu64(a | k, z);
-    }
-    void blend(const Zmm &d, const Opmask &k, const Zmm &a, const Operand &b) {
-        if (es_ == 2)
-            vpblendmw(d | k, a, b);
-        else if (es_ == 4)
-            vpblendmd(d | k, a, b);
-        else
-            vpblendmq(d | k, a, b);
-    }
-    void perm2(const Zmm &idx_dst, const Zmm &a, const Zmm &b) {
-        if (es_ == 2)
-            vpermi2w(idx_dst, a, b);
-        else if (es_ == 4)
-            vpermi2d(idx_dst, a, b);
-        else
-            vpermi2q(idx_dst, a, b);
-    }
-    void perm1(const Zmm &d, const Zmm &idx, const Zmm &a) {
-        if (es_ == 2)
-            vpermw(d, idx, a);
-        else if (es_ == 4)
-            vpermd(d, idx, a);
-        else
-            vpermq(d, idx, a);
-    }
-    void move_masked(const Zmm &d, const Opmask &k, const Zmm &s) {
-        if (es_ == 2)
-            vmovdqu16(d | k, s);
-        else if (es_ == 4)
-            vmovdqu32(d | k, s);
-        else
-            vmovdqu64(d | k, s);
     }
     // L cond bytes of vector m (masked by k_tail0_ in a tail).
     void load_cond(const Address &a, bool tail) {
@@ -352,14 +424,7 @@ private:
     }
 
     void generate() {
-        push(rbx);
-        push(rbp);
-        push(r12);
-        push(r13);
-        push(r14);
-        push(r15);
-        const int64_t fr = frame() + 8; // keeps rsp 16-byte aligned
-        sub(rsp, fr);
+        enter(frame());
         Label l_tbl;
         lea(reg_tbl_, ptr[rip + l_tbl]);
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
@@ -387,12 +452,7 @@ private:
             if (in.op == 2 && key_.src1_scalar) {
                 // One element for every row (the dispatcher passes only
                 // a stride of 0).
-                if (es_ == 2)
-                    vpbroadcastw(z_b_, ptr[reg_pb_]);
-                else if (es_ == 4)
-                    vpbroadcastd(z_b_, ptr[reg_pb_]);
-                else
-                    vpbroadcastq(z_b_, ptr[reg_pb_]);
+                bcast(z_b_, ptr[reg_pb_]);
                 xor_(in.inc, in.inc);
                 continue;
             }
@@ -434,32 +494,14 @@ private:
         block(true);
 
         L(l_end);
-        if (key_.nt_stores) {
-            Label l_no_fence;
-            cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
-            je(l_no_fence, T_NEAR);
-            sfence();
-            L(l_no_fence);
-        }
-        vzeroupper();
-        add(rsp, fr);
-        pop(r15);
-        pop(r14);
-        pop(r13);
-        pop(r12);
-        pop(rbp);
-        pop(rbx);
-        ret();
+        leave(reg_param_);
 
         align(64);
         L(l_tbl);
         emit_tables();
     }
 
-    const kernel_key key_;
-    const std::string name_;
-    const int es_, lanes_, c_, pairs_;
-    select_kernel_fn fn_ = nullptr;
+    const int c_, pairs_;
 };
 
 // The mirror case, AVX-512 (kernel_key::dt_rows): tiles of c rows (2 to 15)
@@ -474,24 +516,15 @@ private:
 // calls get a dst that starts a cache line: each block is c whole lines).
 // Tails: the last columns loaded under opmasks and the c * columns dst
 // elements stored under masks.
-class jit_select_dt_interleave_t : public CodeGenerator, public select_kernel {
+class jit_select_dt_interleave_t : public jit_packed_avx512_base {
 public:
     explicit jit_select_dt_interleave_t(const kernel_key &key)
-        : CodeGenerator(16384, AutoGrow)
-        , key_(key)
-        , name_(kernel_name(key))
-        , es_(key.elem_size)
-        , lanes_(64 / key.elem_size)
+        : jit_packed_avx512_base(key)
         , c_(key.dt_rows)
         , pairs_((key.dt_rows + 1) / 2) {
         generate();
-        readyRE();
-        fn_ = getCode<select_kernel_fn>();
+        finish();
     }
-
-    select_kernel_fn fn() const override { return fn_; }
-    const std::string &name() const override { return name_; }
-    const kernel_key &key() const override { return key_; }
 
 private:
     const Reg64 reg_param_ = rdi;
@@ -529,11 +562,7 @@ private:
                     const int e = lanes_ * m + i, r = e % c_;
                     const int v =
                             r / 2 == p ? e / c_ + lanes_ * (r - 2 * p) : 0;
-                    switch (es_) {
-                        case 2: dw(static_cast<uint16_t>(v)); break;
-                        case 4: dd(static_cast<uint32_t>(v)); break;
-                        default: dq(static_cast<uint64_t>(v)); break;
-                    }
+                    emit_lane(v);
                 }
         for (int m = 0; m < c_; ++m)
             for (int p = 0; p < pairs_; ++p) {
@@ -545,63 +574,6 @@ private:
             }
     }
 
-    void kmov_lanes(const Opmask &k, const Address &a) {
-        if (es_ == 2)
-            kmovd(k, a);
-        else if (es_ == 4)
-            kmovw(k, a);
-        else
-            kmovb(k, a);
-    }
-    void load_vec(const Zmm &z, const Address &a, bool tail) {
-        const Zmm d = tail ? z | k_cols_ | T_z : z;
-        if (es_ == 2)
-            vmovdqu16(d, a);
-        else if (es_ == 4)
-            vmovdqu32(d, a);
-        else
-            vmovdqu64(d, a);
-    }
-    void bcast(const Zmm &z, const Address &a) {
-        if (es_ == 2)
-            vpbroadcastw(z, a);
-        else if (es_ == 4)
-            vpbroadcastd(z, a);
-        else
-            vpbroadcastq(z, a);
-    }
-    void blend(const Zmm &d, const Opmask &k, const Zmm &a, const Operand &b) {
-        if (es_ == 2)
-            vpblendmw(d | k, a, b);
-        else if (es_ == 4)
-            vpblendmd(d | k, a, b);
-        else
-            vpblendmq(d | k, a, b);
-    }
-    void perm2(const Zmm &idx_dst, const Zmm &a, const Zmm &b) {
-        if (es_ == 2)
-            vpermi2w(idx_dst, a, b);
-        else if (es_ == 4)
-            vpermi2d(idx_dst, a, b);
-        else
-            vpermi2q(idx_dst, a, b);
-    }
-    void move_masked(const Zmm &d, const Opmask &k, const Zmm &s) {
-        if (es_ == 2)
-            vmovdqu16(d | k, s);
-        else if (es_ == 4)
-            vmovdqu32(d | k, s);
-        else
-            vmovdqu64(d | k, s);
-    }
-    void store_masked(const Address &a, const Opmask &k, const Zmm &z) {
-        if (es_ == 2)
-            vmovdqu16(a | k, z);
-        else if (es_ == 4)
-            vmovdqu32(a | k, z);
-        else
-            vmovdqu64(a | k, z);
-    }
     // One block of L columns (tail: reg_n_ < L columns, > 0).
     void block(bool tail) {
         mov(reg_tc_, reg_pc_);
@@ -629,8 +601,10 @@ private:
                 kandq(k_sel_, k_sel_, k_cols_);
             if (key_.src1_scalar)
                 bcast(vec(r), ptr[reg_tb_]);
+            else if (tail)
+                load_vec_masked(vec(r), k_cols_, ptr[reg_tb_]);
             else
-                load_vec(vec(r), ptr[reg_tb_], tail);
+                load_vec(vec(r), ptr[reg_tb_]);
             if (key_.src0_scalar) {
                 bcast(z_a_, ptr[reg_ta_]);
                 blend(vec(r), k_sel_, vec(r), z_a_);
@@ -672,7 +646,7 @@ private:
                 mov(reg_tb_, uint64_t(-1));
                 bzhi(reg_tb_, reg_tb_, reg_v_);
                 kmovq(k_out_, reg_tb_);
-                store_masked(to, k_out_, z_out_);
+                store_vec_masked(to, k_out_, z_out_);
             } else if (key_.nt_stores) {
                 vmovntdq(to, z_out_);
             } else {
@@ -682,12 +656,7 @@ private:
     }
 
     void generate() {
-        push(rbx);
-        push(rbp);
-        push(r12);
-        push(r13);
-        push(r14);
-        push(r15);
+        enter(0);
         Label l_tbl;
         lea(reg_tbl_, ptr[rip + l_tbl]);
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
@@ -724,31 +693,14 @@ private:
         block(true);
 
         L(l_end);
-        if (key_.nt_stores) {
-            Label l_no_fence;
-            cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
-            je(l_no_fence, T_NEAR);
-            sfence();
-            L(l_no_fence);
-        }
-        vzeroupper();
-        pop(r15);
-        pop(r14);
-        pop(r13);
-        pop(r12);
-        pop(rbp);
-        pop(rbx);
-        ret();
+        leave(reg_param_);
 
         align(64);
         L(l_tbl);
         emit_tables();
     }
 
-    const kernel_key key_;
-    const std::string name_;
-    const int es_, lanes_, c_, pairs_;
-    select_kernel_fn fn_ = nullptr;
+    const int c_, pairs_;
 };
 
 // AVX2: blocks of L = 32 / element bytes rows (8 pixels of f32, 4 of f64),
@@ -767,24 +719,16 @@ private:
 // lanes as implementation-dependent): the last rows' elements that exist
 // are copied byte by byte into a block on the stack, selected there, and
 // each channel's existing elements copied byte by byte into dst.
-class jit_select_dt_packed_avx2_t : public CodeGenerator, public select_kernel {
+class jit_select_dt_packed_avx2_t : public jit_packed_base {
 public:
     explicit jit_select_dt_packed_avx2_t(const kernel_key &key)
-        : CodeGenerator(16384, AutoGrow)
-        , key_(key)
-        , name_(kernel_name(key))
-        , es_(key.elem_size)
+        : jit_packed_base(key)
         , k_(key.elem_size / 4)
         , lanes_(32 / key.elem_size)
         , c_(key.dt_cols) {
         generate();
-        readyRE();
-        fn_ = getCode<select_kernel_fn>();
+        finish();
     }
-
-    select_kernel_fn fn() const override { return fn_; }
-    const std::string &name() const override { return name_; }
-    const kernel_key &key() const override { return key_; }
 
 private:
     const Reg64 reg_param_ = rdi;
@@ -944,14 +888,7 @@ private:
     }
 
     void generate() {
-        push(rbx);
-        push(rbp);
-        push(r12);
-        push(r13);
-        push(r14);
-        push(r15);
-        const int64_t fr = frame() + 8; // keeps rsp 16-byte aligned
-        sub(rsp, fr);
+        enter(frame());
         Label l_tbl;
         lea(reg_tbl_, ptr[rip + l_tbl]);
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
@@ -1048,32 +985,14 @@ private:
         }
 
         L(l_end);
-        if (key_.nt_stores) {
-            Label l_no_fence;
-            cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
-            je(l_no_fence, T_NEAR);
-            sfence();
-            L(l_no_fence);
-        }
-        vzeroupper();
-        add(rsp, fr);
-        pop(r15);
-        pop(r14);
-        pop(r13);
-        pop(r12);
-        pop(rbp);
-        pop(rbx);
-        ret();
+        leave(reg_param_);
 
         align(64);
         L(l_tbl);
         emit_tables();
     }
 
-    const kernel_key key_;
-    const std::string name_;
-    const int es_, k_, lanes_, c_;
-    select_kernel_fn fn_ = nullptr;
+    const int k_, lanes_, c_;
 };
 
 } // namespace
