@@ -469,13 +469,6 @@ private:
     select_kernel_fn fn_ = nullptr;
 };
 
-template <typename Gen>
-std::shared_ptr<const select_kernel> make(const kernel_key &key) {
-    auto gen = std::make_shared<Gen>(key);
-    jit_generated(gen->name(), gen->getCode(), gen->getSize());
-    return gen;
-}
-
 } // namespace
 
 std::shared_ptr<const select_kernel>
@@ -493,9 +486,11 @@ create_jit_select_kernel(const kernel_key &key) {
             return create_jit_select_dt_kernel(key);
         switch (key.isa) {
             case kernel_isa::avx512_core:
-                return make<jit_select_t<kernel_isa::avx512_core, Zmm>>(key);
+                return make_jit_kernel<
+                        jit_select_t<kernel_isa::avx512_core, Zmm>>(key);
             case kernel_isa::avx2:
-                return make<jit_select_t<kernel_isa::avx2, Ymm>>(key);
+                return make_jit_kernel<jit_select_t<kernel_isa::avx2, Ymm>>(
+                        key);
             default: break;
         }
     } catch (const Xbyak::Error &e) {

@@ -659,22 +659,9 @@ std::shared_ptr<const select_kernel>
 create_jit_select_dt_kernel(const kernel_key &key) {
     if (key.dt_cols || key.dt_rows)
         return create_jit_select_dt_packed_kernel(key);
-    std::shared_ptr<const select_kernel> k;
-    const void *code = nullptr;
-    size_t size = 0;
-    if (key.isa == kernel_isa::avx2) {
-        auto gen = std::make_shared<jit_select_dt_avx2_t>(key);
-        code = gen->getCode();
-        size = gen->getSize();
-        k = gen;
-    } else {
-        auto gen = std::make_shared<jit_select_dt_t>(key);
-        code = gen->getCode();
-        size = gen->getSize();
-        k = gen;
-    }
-    jit_generated(k->name(), code, size);
-    return k;
+    if (key.isa == kernel_isa::avx2)
+        return make_jit_kernel<jit_select_dt_avx2_t>(key);
+    return make_jit_kernel<jit_select_dt_t>(key);
 }
 
 } // namespace impl

@@ -1016,27 +1016,11 @@ bool dst_transposed_packed_supported(const kernel_key &k) {
 
 std::shared_ptr<const select_kernel>
 create_jit_select_dt_packed_kernel(const kernel_key &key) {
-    std::shared_ptr<const select_kernel> k;
-    const void *code = nullptr;
-    size_t size = 0;
-    if (key.dt_rows) {
-        auto gen = std::make_shared<jit_select_dt_interleave_t>(key);
-        code = gen->getCode();
-        size = gen->getSize();
-        k = gen;
-    } else if (key.isa == kernel_isa::avx2) {
-        auto gen = std::make_shared<jit_select_dt_packed_avx2_t>(key);
-        code = gen->getCode();
-        size = gen->getSize();
-        k = gen;
-    } else {
-        auto gen = std::make_shared<jit_select_dt_packed_t>(key);
-        code = gen->getCode();
-        size = gen->getSize();
-        k = gen;
-    }
-    jit_generated(k->name(), code, size);
-    return k;
+    if (key.dt_rows)
+        return make_jit_kernel<jit_select_dt_interleave_t>(key);
+    if (key.isa == kernel_isa::avx2)
+        return make_jit_kernel<jit_select_dt_packed_avx2_t>(key);
+    return make_jit_kernel<jit_select_dt_packed_t>(key);
 }
 
 } // namespace impl
