@@ -956,6 +956,45 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
     return b.canaries_ok();
 }
 
+/// Runs `plan` over `p` with dst aligned and misaligned by `misd` bytes,
+/// at 1 and 2 threads (the non-temporal variants forced where `nt`), each
+/// time into a dst of random bits: dst (dense, every byte written) against
+/// ref_select bit for bit, the canaries, then `ran_ok(ran, misd)` on what
+/// executed. The first failure, naming the thread count and misalignment.
+template <typename RanOk>
+::testing::AssertionResult
+run_plan_aligned_or_not(const si::select_plan &plan, const si::select_nd &p,
+                        bool nt, size_t misd, std::mt19937_64 &g,
+                        RanOk ran_ok) {
+    for (size_t mis : { size_t(0), misd }) {
+        nd_buffers b(p, g, 0, 0, mis);
+        std::vector<uint8_t> want(b.dst.size());
+        si::ref_select(p, b.cond.data(), b.src0.data(), b.src1.data(),
+                       want.data(), 1);
+        for (int nthr : { 1, 2 }) {
+            fill_bytes(b.dst.data(), b.dst.size(), g);
+            const si::executed ran = si::execute_plan(
+                    plan, p, b.cond.data(), b.src0.data(), b.src1.data(),
+                    b.dst.data(), nthr,
+                    nt ? si::store_override::nt : si::store_override::none);
+            const std::string at = " (nthreads " + std::to_string(nthr)
+                                   + ", dst misaligned by "
+                                   + std::to_string(mis) + ")";
+            auto r = bytes_equal(b.dst.data(), want.data(), b.dst.size(),
+                                 p.elem_size);
+            if (!r)
+                return r << at;
+            r = b.canaries_ok();
+            if (!r)
+                return r << at;
+            r = ran_ok(ran, mis);
+            if (!r)
+                return r << at;
+        }
+    }
+    return ::testing::AssertionSuccess();
+}
+
 /// Places the operands of `p` against the guard pages (ending at one, or
 /// starting after one), runs `plan` on `nthreads` and compares dst (its
 /// whole span, gaps included) with what `oracle` writes into a copy of the

@@ -365,48 +365,29 @@ TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
                                               << plan.kernel_str(),
                                       desc);
                         }
-                        for (size_t misd : { size_t(0), size_t(w) }) {
-                            nd_buffers b(p, g, 0, 0, misd);
-                            std::vector<uint8_t> want(b.dst.size());
-                            si::ref_select(p, b.cond.data(), b.src0.data(),
-                                           b.src1.data(), want.data(), 1);
-                            for (int nthr : { 1, 2 }) {
-                                fill_bytes(b.dst.data(), b.dst.size(), g);
-                                const si::executed ran = si::execute_plan(
-                                        plan, p, b.cond.data(), b.src0.data(),
-                                        b.src1.data(), b.dst.data(), nthr,
-                                        nt ? si::store_override::nt
-                                           : si::store_override::none);
-                                KT_EXPECT(fails,
-                                          bytes_equal(b.dst.data(), want.data(),
-                                                      b.dst.size(), w),
-                                          desc + " nthreads "
-                                                  + std::to_string(nthr)
-                                                  + " dst misaligned by "
-                                                  + std::to_string(misd));
-                                KT_EXPECT(fails, b.canaries_ok(), desc);
-                                if (!want_dt)
-                                    continue;
-                                const bool packed_ran =
-                                        ran.kernel
-                                        && ran.kernel->key().dt_cols == c;
-                                const bool nt_ran =
-                                        packed_ran
-                                        && ran.kernel->key().nt_stores;
-                                // With nt stores and no nt variant, dst's
-                                // transpose from the scratch streams.
-                                const bool want_ran = lines || !nt;
-                                KT_EXPECT(fails,
-                                          ::testing::AssertionResult(
-                                                  packed_ran == want_ran
-                                                  && nt_ran
-                                                             == (want_ran && nt
-                                                                 && misd == 0))
-                                                  << plan.kernel_str(ran),
-                                          desc + " dst misaligned by "
-                                                  + std::to_string(misd));
-                            }
-                        }
+                        const auto ran_ok = [&](const si::executed &ran,
+                                                size_t misd) {
+                            if (!want_dt)
+                                return ::testing::AssertionSuccess();
+                            const bool packed_ran =
+                                    ran.kernel
+                                    && ran.kernel->key().dt_cols == c;
+                            const bool nt_ran =
+                                    packed_ran && ran.kernel->key().nt_stores;
+                            // With nt stores and no nt variant, dst's
+                            // transpose from the scratch streams.
+                            const bool want_ran = lines || !nt;
+                            return ::testing::AssertionResult(
+                                           packed_ran == want_ran
+                                           && nt_ran
+                                                      == (want_ran && nt
+                                                          && misd == 0))
+                                   << plan.kernel_str(ran);
+                        };
+                        KT_EXPECT(fails,
+                                  run_plan_aligned_or_not(plan, p, nt,
+                                                          size_t(w), g, ran_ok),
+                                  desc);
                     }
 }
 
@@ -660,43 +641,24 @@ TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
                                               << plan.kernel_str(),
                                       desc);
                         }
-                        for (size_t misd : { size_t(0), size_t(w) }) {
-                            nd_buffers b(p, g, 0, 0, misd);
-                            std::vector<uint8_t> want(b.dst.size());
-                            si::ref_select(p, b.cond.data(), b.src0.data(),
-                                           b.src1.data(), want.data(), 1);
-                            for (int nthr : { 1, 2 }) {
-                                fill_bytes(b.dst.data(), b.dst.size(), g);
-                                const si::executed ran = si::execute_plan(
-                                        plan, p, b.cond.data(), b.src0.data(),
-                                        b.src1.data(), b.dst.data(), nthr,
-                                        nt ? si::store_override::nt
-                                           : si::store_override::none);
-                                KT_EXPECT(fails,
-                                          bytes_equal(b.dst.data(), want.data(),
-                                                      b.dst.size(), w),
-                                          desc + " nthreads "
-                                                  + std::to_string(nthr)
-                                                  + " dst misaligned by "
-                                                  + std::to_string(misd));
-                                KT_EXPECT(fails, b.canaries_ok(), desc);
-                                if (!want_dt)
-                                    continue;
-                                const bool ran_it =
-                                        ran.kernel
-                                        && ran.kernel->key().dt_rows == c;
-                                const bool nt_ran =
-                                        ran_it && ran.kernel->key().nt_stores;
-                                KT_EXPECT(
-                                        fails,
-                                        ::testing::AssertionResult(
-                                                ran_it
-                                                && nt_ran == (nt && misd == 0))
-                                                << plan.kernel_str(ran),
-                                        desc + " dst misaligned by "
-                                                + std::to_string(misd));
-                            }
-                        }
+                        const auto ran_ok = [&](const si::executed &ran,
+                                                size_t misd) {
+                            if (!want_dt)
+                                return ::testing::AssertionSuccess();
+                            const bool ran_it =
+                                    ran.kernel
+                                    && ran.kernel->key().dt_rows == c;
+                            const bool nt_ran =
+                                    ran_it && ran.kernel->key().nt_stores;
+                            return ::testing::AssertionResult(
+                                           ran_it
+                                           && nt_ran == (nt && misd == 0))
+                                   << plan.kernel_str(ran);
+                        };
+                        KT_EXPECT(fails,
+                                  run_plan_aligned_or_not(plan, p, nt,
+                                                          size_t(w), g, ran_ok),
+                                  desc);
                     }
 }
 
