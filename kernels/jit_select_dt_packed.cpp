@@ -1,6 +1,9 @@
-// Xbyak generator of the Select kernels that write a transposed dst of a
-// few rows (kernel_key::dt_cols; ABI: select_kernel.hpp): AVX-512 with 2-,
-// 4- and 8-byte elements, and AVX2 (below) with 4- and 8-byte ones.
+// Xbyak generators of the Select kernels that write a transposed dst of a
+// few rows (kernel_key::dt_cols; ABI: select_kernel.hpp) or interleave a
+// few rows into dst (kernel_key::dt_rows): AVX-512 with 2-, 4- and 8-byte
+// elements; AVX2 (below) by vpermd for 4- and 8-byte elements into a
+// transposed dst, and by 16-byte lanes for 2-byte ones and the
+// interleaving direction.
 //
 // The case: channels-last inputs of a few channels into a channels-first
 // dst (an RGB image [N, 3, H, W] stored NHWC, written NCHW). Folded in the
@@ -995,18 +998,514 @@ private:
     const int k_, lanes_, c_;
 };
 
+// AVX2, by 16-byte lanes: 2-byte elements into a channels-first dst
+// (dt_cols; AVX2 has no 16-bit permute across lanes, so the vpermd kernel
+// above takes only 4- and 8-byte ones) and the interleaving direction
+// (dt_rows) for 2-, 4- and 8-byte elements, c up to max_packed_lanes_avx2.
+//
+// With H = 16 / element bytes elements per lane, a block of B = 2H pixels
+// is c vectors interleaved (2c lanes: lanes 0..c-1 hold pixels 0..H-1,
+// lanes c..2c-1 pixels H..2H-1) or c vectors of one channel each (lane 0
+// pixels 0..H-1, lane 1 the rest). The pair vector i, lanes i and c + i
+// of the interleaved block, holds the same offsets of both pixel halves,
+// so one in-lane byte shuffle moves its elements to their places in a
+// channel's vector, or back, for both halves at once:
+//
+//   de-interleave: pair i = vperm2i128 of the two interleaved vectors
+//     holding lanes i and c + i; channel k = OR over the pairs i holding
+//     some of its elements of vpshufb(pair i, its mask for k);
+//   interleave: pair i = OR over the channels k in lane i of
+//     vpshufb(channel k, its mask for i); interleaved vector m = vperm2i128
+//     of the pairs holding lanes 2m and 2m + 1.
+//
+// Per element at most one vpshufb and one vpor (a lane holds at most H
+// channels), and 1 / (2H) vperm2i128. Two blocks per iteration, so that
+// each dst line (de-interleave) gets a whole 64-byte piece and the
+// interleaved dst whole lines. The selection as in the vpermd kernel:
+// cond's bytes widened, compared with zero, vpblendvb. Tails as there,
+// byte by byte through blocks on the stack, with no masked access.
+class jit_select_dt_lanes_avx2_t : public jit_packed_base {
+public:
+    explicit jit_select_dt_lanes_avx2_t(const kernel_key &key)
+        : jit_packed_base(key)
+        , inter_(key.dt_rows != 0)
+        , c_(key.dt_rows ? key.dt_rows : key.dt_cols)
+        , h_(16 / key.elem_size)
+        , b_(32 / key.elem_size) {
+        generate();
+        finish();
+    }
+
+private:
+    const Reg64 reg_param_ = rdi;
+    const Reg64 reg_pc_ = r8; // cond, src_0, src_1, dst at the iteration
+    const Reg64 reg_pa_ = r9;
+    const Reg64 reg_pb_ = r10;
+    const Reg64 reg_pd_ = r11;
+    const Reg64 reg_n_ = rcx; // pixels left
+    // De-interleave: bytes from block to block per input; interleave:
+    // bytes between rows.
+    const Reg64 reg_ic_ = r12;
+    const Reg64 reg_ia_ = r13;
+    const Reg64 reg_ib_ = r14;
+    const Reg64 reg_ld_ = r15; // de-interleave: dst bytes between lines
+    const Reg64 reg_tbl_ = rbx;
+    const Reg64 reg_q_ = rbp;
+    const Reg64 reg_t_ = rax;
+    const Reg64 reg_u_ = rdx;
+    const Reg64 reg_v_ = rsi;
+    // Interleave: row pointers within a block.
+    const Reg64 reg_tc_ = r15, reg_ta_ = rbp, reg_tb_ = rax;
+
+    // ymm0..c-1: the block's vectors (interleaved or one per channel);
+    // ymm c..2c-1: the channels' (pairs') accumulators, which hold the
+    // mask, zero and a broadcast while the block is selected.
+    static Ymm vec(int m) { return Ymm(m); }
+    Ymm acc(int k) const { return Ymm(c_ + k); }
+    Ymm y_zero() const { return Ymm(c_); }
+    Ymm y_mask() const { return Ymm(c_ + 1); }
+    const Ymm y_pair_ = ymm14, y_t_ = ymm15;
+
+    int in_bytes(int op) const { return op == 0 ? 1 : es_; }
+    static int64_t round32(int64_t v) { return (v + 31) / 32 * 32; }
+
+    // Element g of a half-block's interleaved run: lane g / H, channel
+    // g % c of pixel g / c.
+    bool in_pair(int k, int i) const {
+        for (int p = 0; p < h_; ++p)
+            if ((p * c_ + k) / h_ == i)
+                return true;
+        return false;
+    }
+    // The shuffles' masks (32 bytes: the lane's 16 twice), one per (k, i)
+    // with in_pair(k, i), in the order k * c + i.
+    int64_t mask_tbl(int k, int i) const {
+        int64_t o = 0;
+        for (int x = 0; x < c_ * c_; ++x) {
+            if (x == k * c_ + i)
+                return o;
+            if (in_pair(x / c_, x % c_))
+                o += 32;
+        }
+        return o;
+    }
+    void emit_tables() {
+        for (int k = 0; k < c_; ++k)
+            for (int i = 0; i < c_; ++i) {
+                if (!in_pair(k, i))
+                    continue;
+                uint8_t m[16];
+                std::memset(m, 0x80, sizeof(m));
+                for (int p = 0; p < h_; ++p) {
+                    const int g = p * c_ + k;
+                    if (g / h_ != i)
+                        continue;
+                    // De-interleave: channel k's pixel p from offset g % H
+                    // of pair i; interleave: the other way round.
+                    const int to = inter_ ? g % h_ : p,
+                              from = inter_ ? p : g % h_;
+                    for (int b = 0; b < es_; ++b)
+                        m[to * es_ + b] = static_cast<uint8_t>(from * es_ + b);
+                }
+                for (int half = 0; half < 2; ++half)
+                    for (uint8_t v : m)
+                        db(v);
+            }
+    }
+
+    // Stack. De-interleave: each input's expanded block (stride 0), each
+    // input's two tail blocks; interleave: each input's tail rows (2B
+    // elements each). Both: the outputs of a tail iteration or of the first
+    // block (64 bytes per channel or per 64 dst bytes), and a broadcast
+    // src_1.
+    int64_t block_bytes(int op) const {
+        return static_cast<int64_t>(c_) * b_ * in_bytes(op);
+    }
+    int64_t rep_off(int op) const {
+        int64_t o = 0;
+        for (int i = 0; i < op && !inter_; ++i)
+            o += round32(block_bytes(i));
+        return o;
+    }
+    int64_t tail_off(int op) const {
+        int64_t o = rep_off(3);
+        for (int i = 0; i < op; ++i)
+            o += round32(2 * block_bytes(i));
+        return o;
+    }
+    int64_t out_off() const { return tail_off(3); }
+    int64_t bcast_off() const { return out_off() + 64 * c_; }
+    int64_t frame() const { return bcast_off() + 32; }
+
+    // Copies reg_u_ bytes from src to dst, through al.
+    void copy_bytes(const RegExp &dst, const RegExp &src) {
+        Label l_loop, l_done;
+        xor_(reg_v_, reg_v_);
+        test(reg_u_, reg_u_);
+        jz(l_done, T_NEAR);
+        L(l_loop);
+        movzx(eax, byte[src + reg_v_]);
+        mov(byte[dst + reg_v_], al);
+        inc(reg_v_);
+        cmp(reg_v_, reg_u_);
+        jb(l_loop, T_NEAR);
+        L(l_done);
+    }
+
+    void bcast(const Ymm &y, const Address &a) {
+        if (es_ == 2)
+            vpbroadcastw(y, a);
+        else if (es_ == 4)
+            vpbroadcastd(y, a);
+        else
+            vpbroadcastq(y, a);
+    }
+    // y_mask(): the lanes whose cond (B bytes at a) is zero.
+    void cond_zero_mask(const Address &a) {
+        const Ymm m = y_mask();
+        if (es_ == 2) {
+            vpmovzxbw(m, a);
+            vpcmpeqw(m, m, y_zero());
+        } else if (es_ == 4) {
+            vpmovzxbd(m, a);
+            vpcmpeqd(m, m, y_zero());
+        } else {
+            vpmovzxbq(m, a);
+            vpcmpeqq(m, m, y_zero());
+        }
+    }
+    // v = cond ? a : b (inverted: the other way), given y_mask(); `a` or
+    // `b` a register (a broadcast) or memory.
+    void select(const Ymm &v, const Operand &a, const Operand &b) {
+        const Operand &base = key_.invert_cond ? b : a;
+        const Operand &other = key_.invert_cond ? a : b;
+        if (base.isREG())
+            vmovdqa(v, static_cast<const Ymm &>(base));
+        else
+            vmovdqu(v, static_cast<const Address &>(base));
+        vpblendvb(v, v, other, y_mask());
+    }
+
+    // De-interleave: the pairs and channels of the block in ymm0..c-1.
+    void deinterleave() {
+        std::vector<bool> started(c_, false);
+        for (int i = 0; i < c_; ++i) {
+            const int lo = i, hi = c_ + i;
+            vperm2i128(y_pair_, vec(lo / 2), vec(hi / 2),
+                       (lo % 2) | ((2 + hi % 2) << 4));
+            for (int k = 0; k < c_; ++k) {
+                if (!in_pair(k, i))
+                    continue;
+                const Address m = ptr[reg_tbl_ + mask_tbl(k, i)];
+                if (!started[k]) {
+                    vpshufb(acc(k), y_pair_, m);
+                    started[k] = true;
+                } else {
+                    vpshufb(y_t_, y_pair_, m);
+                    vpor(acc(k), acc(k), y_t_);
+                }
+            }
+        }
+    }
+    // Interleave: the pairs of the channels in ymm0..c-1, then the
+    // interleaved vectors back into ymm0..c-1.
+    void interleave() {
+        for (int i = 0; i < c_; ++i) {
+            bool started = false;
+            for (int k = 0; k < c_; ++k) {
+                if (!in_pair(k, i))
+                    continue;
+                const Address m = ptr[reg_tbl_ + mask_tbl(k, i)];
+                if (!started) {
+                    vpshufb(acc(i), vec(k), m);
+                    started = true;
+                } else {
+                    vpshufb(y_t_, vec(k), m);
+                    vpor(acc(i), acc(i), y_t_);
+                }
+            }
+        }
+        for (int m = 0; m < c_; ++m) {
+            const int l0 = 2 * m, l1 = 2 * m + 1;
+            const int p0 = l0 % c_, p1 = l1 % c_;
+            vperm2i128(vec(m), acc(p0), acc(p1),
+                       (l0 / c_) | ((2 + l1 / c_) << 4));
+        }
+    }
+
+    // De-interleave, block h (0, 1) of the iteration: selected, each
+    // channel gathered; block 0's channels to the stack, block 1's stored
+    // after block 0's (tail: to the stack too). The input pointers move on
+    // one block.
+    void block_dt(int h, bool tail) {
+        vpxor(y_zero(), y_zero(), y_zero());
+        for (int m = 0; m < c_; ++m) {
+            cond_zero_mask(ptr[reg_pc_ + h_ * 2 * m]);
+            const Address a = ptr[reg_pa_ + 32 * m];
+            const Address b = key_.src1_scalar ? ptr[rsp + bcast_off()]
+                                               : ptr[reg_pb_ + 32 * m];
+            select(vec(m), a, b);
+        }
+        add(reg_pc_, reg_ic_);
+        add(reg_pa_, reg_ia_);
+        add(reg_pb_, reg_ib_);
+        deinterleave();
+        if (h == 1 && !tail)
+            mov(reg_q_, reg_pd_);
+        for (int k = 0; k < c_; ++k) {
+            const int64_t slot = out_off() + 64 * k;
+            if (h == 0 || tail) {
+                vmovdqu(ptr[rsp + slot + 32 * h], acc(k));
+                continue;
+            }
+            vmovdqu(y_t_, ptr[rsp + slot]);
+            if (key_.nt_stores) {
+                vmovntdq(ptr[reg_q_], y_t_);
+                vmovntdq(ptr[reg_q_ + 32], acc(k));
+            } else {
+                vmovdqu(ptr[reg_q_], y_t_);
+                vmovdqu(ptr[reg_q_ + 32], acc(k));
+            }
+            if (k + 1 < c_)
+                add(reg_q_, reg_ld_);
+        }
+    }
+
+    // Interleave, block h of the iteration: each row selected, the pairs
+    // and interleaved vectors built and stored (tail: to the stack).
+    void block_dti(int h, bool tail) {
+        mov(reg_tc_, reg_pc_);
+        mov(reg_ta_, reg_pa_);
+        mov(reg_tb_, reg_pb_);
+        vpxor(y_zero(), y_zero(), y_zero());
+        // A scalar operand's broadcast: the pair accumulator past the
+        // mask (c >= 2, so acc(2) or y_pair_ is free while selecting).
+        const Ymm y_bc = c_ > 2 ? acc(2) : y_pair_;
+        for (int r = 0; r < c_; ++r) {
+            if (key_.cond_scalar) {
+                vpbroadcastb(y_mask(), ptr[reg_tc_]);
+                vpcmpeqb(y_mask(), y_mask(), y_zero());
+            } else {
+                cond_zero_mask(ptr[reg_tc_ + b_ * h]);
+            }
+            if (key_.src0_scalar && key_.src1_scalar) {
+                bcast(vec(r), ptr[reg_ta_]);
+                bcast(y_bc, ptr[reg_tb_]);
+                // y_mask(): cond zero (inverted: take src_0 there).
+                if (key_.invert_cond)
+                    vpblendvb(vec(r), y_bc, vec(r), y_mask());
+                else
+                    vpblendvb(vec(r), vec(r), y_bc, y_mask());
+            } else if (key_.src0_scalar) {
+                bcast(y_bc, ptr[reg_ta_]);
+                select(vec(r), y_bc, ptr[reg_tb_ + 32 * h]);
+            } else if (key_.src1_scalar) {
+                bcast(y_bc, ptr[reg_tb_]);
+                select(vec(r), ptr[reg_ta_ + 32 * h], y_bc);
+            } else {
+                select(vec(r), ptr[reg_ta_ + 32 * h], ptr[reg_tb_ + 32 * h]);
+            }
+            if (r + 1 < c_) {
+                add(reg_tc_, reg_ic_);
+                add(reg_ta_, reg_ia_);
+                add(reg_tb_, reg_ib_);
+            }
+        }
+        interleave();
+        for (int m = 0; m < c_; ++m) {
+            const int64_t o = 32 * (static_cast<int64_t>(c_) * h + m);
+            if (tail)
+                vmovdqu(ptr[rsp + out_off() + o], vec(m));
+            else if (key_.nt_stores)
+                vmovntdq(ptr[reg_pd_ + o], vec(m));
+            else
+                vmovdqu(ptr[reg_pd_ + o], vec(m));
+        }
+    }
+
+    void generate_dt() {
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        mov(reg_n_, arg(offsetof(select_call_args, rows)));
+        mov(reg_ld_, arg(offsetof(select_call_args, dst_stride)));
+        const int shift = es_ == 2 ? 4 : es_ == 4 ? 3 : 2; // log2(B)
+        struct in_t {
+            Reg64 p, inc;
+            size_t stride_off;
+            int op;
+        };
+        const in_t ins[] = {
+            { reg_pc_, reg_ic_, offsetof(select_call_args, cond_stride), 0 },
+            { reg_pa_, reg_ia_, offsetof(select_call_args, src0_stride), 1 },
+            { reg_pb_, reg_ib_, offsetof(select_call_args, src1_stride), 2 },
+        };
+        for (const in_t &in : ins) {
+            if (in.op == 2 && key_.src1_scalar) {
+                bcast(y_t_, ptr[reg_pb_]);
+                vmovdqu(ptr[rsp + bcast_off()], y_t_);
+                xor_(in.inc, in.inc);
+                continue;
+            }
+            Label l_strided, l_done;
+            mov(in.inc, arg(in.stride_off));
+            test(in.inc, in.inc);
+            jnz(l_strided, T_NEAR);
+            // One row for all: its block, element e = row element e % c.
+            const int w = in_bytes(in.op);
+            for (int e = 0; e < c_ * b_; ++e) {
+                const int64_t from = static_cast<int64_t>(e % c_) * w;
+                const int64_t to = rep_off(in.op) + int64_t(e) * w;
+                if (w == 1) {
+                    movzx(eax, byte[in.p + from]);
+                    mov(byte[rsp + to], al);
+                } else if (w == 2) {
+                    movzx(eax, word[in.p + from]);
+                    mov(word[rsp + to], ax);
+                } else if (w == 4) {
+                    mov(eax, dword[in.p + from]);
+                    mov(dword[rsp + to], eax);
+                } else {
+                    mov(rax, qword[in.p + from]);
+                    mov(qword[rsp + to], rax);
+                }
+            }
+            lea(in.p, ptr[rsp + rep_off(in.op)]);
+            jmp(l_done, T_NEAR);
+            L(l_strided);
+            shl(in.inc, shift);
+            L(l_done);
+        }
+
+        Label l_iter, l_tail, l_end;
+        L(l_iter);
+        cmp(reg_n_, 2 * b_);
+        jb(l_tail, T_NEAR);
+        block_dt(0, false);
+        block_dt(1, false);
+        add(reg_pd_, 64);
+        sub(reg_n_, 2 * b_);
+        jmp(l_iter, T_NEAR);
+
+        L(l_tail);
+        test(reg_n_, reg_n_);
+        jz(l_end, T_NEAR);
+        // The rows left's elements of each streamed input into its tail
+        // blocks (an expanded input, increment 0, is read where it is).
+        for (const in_t &in : ins) {
+            if (in.op == 2 && key_.src1_scalar)
+                continue;
+            Label l_skip;
+            test(in.inc, in.inc);
+            jz(l_skip, T_NEAR);
+            imul(reg_u_, reg_n_, c_ * in_bytes(in.op));
+            copy_bytes(rsp + tail_off(in.op), in.p);
+            lea(in.p, ptr[rsp + tail_off(in.op)]);
+            L(l_skip);
+        }
+        block_dt(0, true);
+        block_dt(1, true);
+        // Each channel's rows left, into its dst line.
+        imul(reg_u_, reg_n_, es_);
+        mov(reg_q_, reg_pd_);
+        for (int k = 0; k < c_; ++k) {
+            copy_bytes(reg_q_, rsp + out_off() + 64 * k);
+            if (k + 1 < c_)
+                add(reg_q_, reg_ld_);
+        }
+        L(l_end);
+    }
+
+    void generate_dti() {
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        mov(reg_n_, arg(offsetof(select_call_args, n)));
+        mov(reg_ic_, arg(offsetof(select_call_args, cond_stride)));
+        mov(reg_ia_, arg(offsetof(select_call_args, src0_stride)));
+        mov(reg_ib_, arg(offsetof(select_call_args, src1_stride)));
+        const bool scalar[3] = { key_.cond_scalar != 0, key_.src0_scalar != 0,
+                                 key_.src1_scalar != 0 };
+
+        Label l_iter, l_tail, l_end;
+        L(l_iter);
+        cmp(reg_n_, 2 * b_);
+        jb(l_tail, T_NEAR);
+        block_dti(0, false);
+        block_dti(1, false);
+        if (!scalar[0])
+            add(reg_pc_, 2 * b_);
+        if (!scalar[1])
+            add(reg_pa_, 64);
+        if (!scalar[2])
+            add(reg_pb_, 64);
+        add(reg_pd_, 64 * c_);
+        sub(reg_n_, 2 * b_);
+        jmp(l_iter, T_NEAR);
+
+        L(l_tail);
+        test(reg_n_, reg_n_);
+        jz(l_end, T_NEAR);
+        // Each vector input's rows: their columns left into its tail rows
+        // (2B elements apart), read from there.
+        const Reg64 ps[3] = { reg_pc_, reg_pa_, reg_pb_ };
+        const Reg64 strides[3] = { reg_ic_, reg_ia_, reg_ib_ };
+        for (int op = 0; op < 3; ++op) {
+            if (scalar[op])
+                continue;
+            const int64_t pitch = 2 * b_ * in_bytes(op);
+            imul(reg_u_, reg_n_, in_bytes(op));
+            mov(reg_q_, ps[op]);
+            for (int r = 0; r < c_; ++r) {
+                copy_bytes(rsp + tail_off(op) + pitch * r, reg_q_);
+                if (r + 1 < c_)
+                    add(reg_q_, strides[op]);
+            }
+            lea(ps[op], ptr[rsp + tail_off(op)]);
+            mov(strides[op], pitch);
+        }
+        block_dti(0, true);
+        block_dti(1, true);
+        imul(reg_u_, reg_n_, c_ * es_);
+        copy_bytes(reg_pd_, rsp + out_off());
+        L(l_end);
+    }
+
+    void generate() {
+        enter(frame());
+        Label l_tbl;
+        lea(reg_tbl_, ptr[rip + l_tbl]);
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        mov(reg_pc_, arg(offsetof(select_call_args, cond)));
+        mov(reg_pa_, arg(offsetof(select_call_args, src0)));
+        mov(reg_pb_, arg(offsetof(select_call_args, src1)));
+        mov(reg_pd_, arg(offsetof(select_call_args, dst)));
+        if (inter_)
+            generate_dti();
+        else
+            generate_dt();
+        leave(reg_param_);
+
+        align(64);
+        L(l_tbl);
+        emit_tables();
+    }
+
+    const bool inter_;
+    const int c_, h_, b_;
+};
+
 } // namespace
 
 bool dst_transposed_packed_supported(const kernel_key &k) {
-    if (k.dt_rows)
-        return k.isa == kernel_isa::avx512_core && !k.dt_cols
-               && (k.elem_size == 2 || k.elem_size == 4 || k.elem_size == 8)
-               && k.dt_rows >= 2 && k.dt_rows <= max_packed_dt_cols;
+    const bool w248 = k.elem_size == 2 || k.elem_size == 4 || k.elem_size == 8;
+    if (k.dt_rows) {
+        const int most = k.isa == kernel_isa::avx512_core ? max_packed_dt_cols
+                         : k.isa == kernel_isa::avx2 ? max_packed_lanes_avx2
+                                                     : 0;
+        return !k.dt_cols && w248 && k.dt_rows >= 2 && k.dt_rows <= most;
+    }
     if (k.cond_scalar || k.src0_scalar || k.dt_cols < 2)
         return false;
     if (k.isa == kernel_isa::avx2)
-        return (k.elem_size == 4 || k.elem_size == 8)
-               && k.dt_cols <= max_packed_dt_cols_avx2;
+        return k.elem_size == 2 ? k.dt_cols <= max_packed_lanes_avx2
+                                : w248 && k.dt_cols <= max_packed_dt_cols_avx2;
     if (k.isa != kernel_isa::avx512_core)
         return false;
     if (k.elem_size != 2 && k.elem_size != 4 && k.elem_size != 8)
@@ -1016,6 +1515,8 @@ bool dst_transposed_packed_supported(const kernel_key &k) {
 
 std::shared_ptr<const select_kernel>
 create_jit_select_dt_packed_kernel(const kernel_key &key) {
+    if (key.isa == kernel_isa::avx2 && (key.dt_rows || key.elem_size == 2))
+        return make_jit_kernel<jit_select_dt_lanes_avx2_t>(key);
     if (key.dt_rows)
         return make_jit_kernel<jit_select_dt_interleave_t>(key);
     if (key.isa == kernel_isa::avx2)

@@ -253,8 +253,9 @@ TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
 TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
     // dst NHWC over NCHW inputs, [2, C, 41, W]: the fold's tile dim is C
     // (dst's contiguous dim), its row H x W. The kernel writing dst runs
-    // for 4-byte elements where C is at least 16 (below 16 on AVX-512, the
-    // packed one that interleaves the channels). Its nt variant
+    // for 4-byte elements where C is at least 16 (below 16 on AVX-512 and
+    // below 8 on AVX2, the packed one that interleaves the channels). Its
+    // nt variant
     // exists only where dst's columns lie whole lines apart (C a multiple
     // of 16); elsewhere nt stores run dst's transpose from the scratch.
     // The results are the reference's wherever it runs or not, at 1 and 2
@@ -274,11 +275,13 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
                     const si::select_nd p = make_nd(s);
                     const si::select_plan plan = si::plan_select(
                             p, nt ? si::nt_candidate_bytes() : 0);
-                    // Fewer than 16 channels on AVX-512: the packed
-                    // kernel that interleaves them (test_kernel_dt_packed
-                    // .cpp), whose nt variant needs only dst's start.
+                    // A few channels: the packed kernel that interleaves
+                    // them (test_kernel_dt_packed.cpp), whose nt variant
+                    // needs only dst's start.
                     const bool interleaved =
-                            kisa() == si::kernel_isa::avx512_core && c < 16;
+                            c <= (kisa() == si::kernel_isa::avx2
+                                          ? si::max_packed_lanes_avx2
+                                          : si::max_packed_dt_cols);
                     const bool lines = c % 16 == 0 || interleaved;
                     const bool want_dt = (w == 4 && c >= 16) || interleaved;
                     const std::string desc = nd_str(p) + (nt ? " (nt)" : "");

@@ -28,11 +28,17 @@ si::kernel_key packed_key(si::kernel_isa isa, int w, int cols, int inv, int bs,
 
 /// The column counts a packed kernel takes for `w`-byte elements: AVX-512
 /// 2-, 4- and 8-byte elements, up to 15 columns and one vector's elements;
-/// AVX2 4- and 8-byte ones, up to 8 columns (0: none).
+/// AVX2 4- and 8-byte ones up to 8 columns, 2-byte ones up to 7 (0: none).
 int max_cols(si::kernel_isa isa, int w) {
     if (isa == si::kernel_isa::avx2)
-        return w == 4 || w == 8 ? 8 : 0;
+        return w == 4 || w == 8 ? 8 : w == 2 ? 7 : 0;
     return w == 1 ? 0 : std::min(15, 64 / w);
+}
+
+/// The row counts an interleaving kernel takes (2-, 4- and 8-byte
+/// elements): AVX-512 up to 15, AVX2 up to 7.
+int max_rows(si::kernel_isa isa) {
+    return isa == si::kernel_isa::avx2 ? 7 : 15;
 }
 
 /// One direct call: `rows` pixels of key.dt_cols channels, each input's
@@ -143,16 +149,15 @@ TEST_P(kernel_dt_packed, KeysAndRefusals) {
     EXPECT_FALSE(block == ex);
     EXPECT_FALSE(other == ex);
     EXPECT_NE(si::kernel_key_hash()(block), si::kernel_key_hash()(ex));
-    // No kernel: 1-byte elements (AVX2: 2-byte ones too), 1 column, more
-    // columns than the ISA takes, a scalar cond or src_0.
+    // No kernel: 1-byte elements, 1 column, more columns than the ISA
+    // takes, a scalar cond or src_0.
     std::vector<si::kernel_key> bad = {
         packed_key(kisa(), 1, 3, 0, 0, 0),
         packed_key(kisa(), 4, 1, 0, 0, 0),
         packed_key(kisa(), 4, max_cols(kisa(), 4) + 1, 0, 0, 0),
+        packed_key(kisa(), 2, max_cols(kisa(), 2) + 1, 0, 0, 0),
         packed_key(kisa(), 8, 9, 0, 0, 0),
     };
-    if (kisa() == si::kernel_isa::avx2)
-        bad.push_back(packed_key(kisa(), 2, 3, 0, 0, 0));
     si::kernel_key cs = packed_key(kisa(), 4, 3, 0, 0, 0);
     cs.cond_scalar = 1;
     bad.push_back(cs);
@@ -251,7 +256,8 @@ TEST_P(kernel_dt_packed, CalleeSavedRegistersPreserved) {
     };
     const config configs[] = { { 4, 3, { true, false, false } },
                                { 8, 8, { true, true, true } },
-                               { 4, 8, { false, false, true } } };
+                               { 4, 8, { false, false, true } },
+                               { 2, 7, { false, true, false } } };
     for (const config &cf : configs)
         for (int nt = 0; nt < 2; ++nt) {
             packed_case c;
@@ -454,17 +460,16 @@ struct inter_case {
 
 TEST_P(kernel_dt_packed, InterleavedKeysAndRefusals) {
     ASSERT_TRUE(jit()) << "instantiated for the JIT ISAs only";
-    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
     for (int w : { 2, 4, 8 })
         for (int rows = 2; rows <= 15; ++rows)
             for (int roles = 0; roles < 16; ++roles) {
                 const si::kernel_key k =
                         inter_key(kisa(), w, rows, roles & 1, (roles >> 1) & 1,
                                   (roles >> 2) & 1, (roles >> 3) & 1, rows & 1);
-                // AVX-512 only: the gathers are vpermi2{w,d,q}.
-                EXPECT_EQ(si::dst_transposed_supported(k), avx512)
+                const bool takes = rows <= max_rows(kisa());
+                EXPECT_EQ(si::dst_transposed_supported(k), takes)
                         << si::kernel_name(k);
-                if (!avx512)
+                if (!takes)
                     continue;
                 const auto kern = si::create_jit_select_kernel(k);
                 ASSERT_TRUE(kern);
@@ -496,21 +501,20 @@ TEST_P(kernel_dt_packed, InterleavedKeysAndRefusals) {
 }
 
 TEST_P(kernel_dt_packed, InterleavedBitExactAgainstGuards) {
-    if (kisa() != si::kernel_isa::avx512_core)
-        GTEST_SKIP() << "the interleaving kernels are AVX-512 only "
-                        "(InterleavedKeysAndRefusals checks the refusal)";
     auto &g = rng();
     int fails = 0;
     guard_set gs(static_cast<size_t>(64 * 1024));
     ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
     for (int w : { 2, 4, 8 }) {
-        const int64_t l = lanes(w);
+        // Columns per iteration: one vector's lanes on AVX-512, two on
+        // AVX2.
+        const int64_t l = lanes(w) * (kisa() == si::kernel_isa::avx2 ? 2 : 1);
         std::vector<int64_t> col_counts;
         for (int64_t c = 1; c <= l + 1; ++c)
             col_counts.push_back(c);
         for (int64_t c : { 2 * l - 1, 2 * l, 3 * l + 5 })
             col_counts.push_back(c);
-        for (int rows = 2; rows <= 15; ++rows)
+        for (int rows = 2; rows <= max_rows(kisa()); ++rows)
             for (int roles = 0; roles < 16; ++roles)
                 for (int nt = 0; nt < 2; ++nt) {
                     const si::kernel_key k = inter_key(
@@ -519,8 +523,8 @@ TEST_P(kernel_dt_packed, InterleavedBitExactAgainstGuards) {
                     const auto kern = si::create_jit_select_kernel(k);
                     // Every column count for a quarter of the roles, a
                     // few tails for the rest.
-                    const std::vector<int64_t> few = { 1, l - 1, l + 1,
-                                                       3 * l + 5 };
+                    const std::vector<int64_t> few = { 1, l / 2 + 1, l - 1,
+                                                       l + 1, 3 * l + 5 };
                     for (int64_t cols : roles % 5 == 0 ? col_counts : few) {
                         inter_case c;
                         c.key = k;
@@ -588,8 +592,8 @@ TEST_P(kernel_dt_packed, InterleavedBitExactAgainstGuards) {
 TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
     // Inputs NCHW, dst NHWC, [2, C, 9, W]: the fold follows the inputs'
     // order, tiles of C rows (channels), dst transposed with each pixel's
-    // channels back to back. On AVX-512 the interleaving kernel runs for
-    // 2-, 4- and 8-byte elements where C is under 16, with cond full or
+    // channels back to back. The interleaving kernel runs for 2-, 4- and
+    // 8-byte elements where C is under 16 (AVX2: 8), with cond full or
     // per channel (one element per row), src_1 full or 0-D; its nt
     // variant wherever the plan has nt stores (a call whose dst does not
     // start a cache line runs the regular one). The results are the
@@ -622,8 +626,7 @@ TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
                         const si::select_nd p = make_nd(s);
                         const si::select_plan plan = si::plan_select(
                                 p, nt ? si::nt_candidate_bytes() : 0);
-                        const bool want_dt =
-                                kisa() == si::kernel_isa::avx512_core && w >= 2;
+                        const bool want_dt = w >= 2 && c <= max_rows(kisa());
                         const std::string desc =
                                 nd_str(p) + (nt ? " (nt)" : "");
                         const bool planned =
