@@ -2,8 +2,8 @@
 // few rows (kernel_key::dt_cols; ABI: select_kernel.hpp) or interleave a
 // few rows into dst (kernel_key::dt_rows): AVX-512 with 2-, 4- and 8-byte
 // elements; AVX2 (below) by vpermd for 4- and 8-byte elements into a
-// transposed dst, and by 16-byte lanes for 2-byte ones and the
-// interleaving direction.
+// transposed dst, and by 16-byte lanes for 1- and 2-byte ones and the
+// interleaving direction (1-byte elements on AVX-512 CPUs too).
 //
 // The case: channels-last inputs of a few channels into a channels-first
 // dst (an RGB image [N, 3, H, W] stored NHWC, written NCHW). Folded in the
@@ -998,10 +998,13 @@ private:
     const int k_, lanes_, c_;
 };
 
-// AVX2, by 16-byte lanes: 2-byte elements into a channels-first dst
-// (dt_cols; AVX2 has no 16-bit permute across lanes, so the vpermd kernel
-// above takes only 4- and 8-byte ones) and the interleaving direction
-// (dt_rows) for 2-, 4- and 8-byte elements, c up to max_packed_lanes_avx2.
+// AVX2, by 16-byte lanes: 1- and 2-byte elements into a channels-first dst
+// (dt_cols; AVX2 has no 8- or 16-bit permute across lanes, so the vpermd
+// kernel above takes only 4- and 8-byte ones) and the interleaving
+// direction (dt_rows) for 1-, 2-, 4- and 8-byte elements, c up to
+// max_packed_lanes_avx2. The dispatcher runs it for 1-byte elements on
+// AVX-512 CPUs too, which have no byte permute across lanes either
+// without AVX512_VBMI.
 //
 // With H = 16 / element bytes elements per lane, a block of B = 2H pixels
 // is c vectors interleaved (2c lanes: lanes 0..c-1 hold pixels 0..H-1,
@@ -1153,7 +1156,9 @@ private:
     }
 
     void bcast(const Ymm &y, const Address &a) {
-        if (es_ == 2)
+        if (es_ == 1)
+            vpbroadcastb(y, a);
+        else if (es_ == 2)
             vpbroadcastw(y, a);
         else if (es_ == 4)
             vpbroadcastd(y, a);
@@ -1163,7 +1168,10 @@ private:
     // y_mask(): the lanes whose cond (B bytes at a) is zero.
     void cond_zero_mask(const Address &a) {
         const Ymm m = y_mask();
-        if (es_ == 2) {
+        if (es_ == 1) {
+            vmovdqu(m, a);
+            vpcmpeqb(m, m, y_zero());
+        } else if (es_ == 2) {
             vpmovzxbw(m, a);
             vpcmpeqw(m, m, y_zero());
         } else if (es_ == 4) {
@@ -1327,7 +1335,10 @@ private:
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         mov(reg_n_, arg(offsetof(select_call_args, rows)));
         mov(reg_ld_, arg(offsetof(select_call_args, dst_stride)));
-        const int shift = es_ == 2 ? 4 : es_ == 4 ? 3 : 2; // log2(B)
+        const int shift = es_ == 1   ? 5
+                          : es_ == 2 ? 4
+                          : es_ == 4 ? 3
+                                     : 2; // log2(B)
         struct in_t {
             Reg64 p, inc;
             size_t stride_off;
@@ -1495,16 +1506,19 @@ private:
 
 bool dst_transposed_packed_supported(const kernel_key &k) {
     const bool w248 = k.elem_size == 2 || k.elem_size == 4 || k.elem_size == 8;
+    const bool avx2 = k.isa == kernel_isa::avx2;
     if (k.dt_rows) {
-        const int most = k.isa == kernel_isa::avx512_core ? max_packed_dt_cols
-                         : k.isa == kernel_isa::avx2 ? max_packed_lanes_avx2
-                                                     : 0;
-        return !k.dt_cols && w248 && k.dt_rows >= 2 && k.dt_rows <= most;
+        const int most = avx2 ? max_packed_lanes_avx2
+                         : k.isa == kernel_isa::avx512_core && w248
+                                 ? max_packed_dt_cols
+                                 : 0;
+        return !k.dt_cols && (w248 || k.elem_size == 1) && k.dt_rows >= 2
+               && k.dt_rows <= most;
     }
     if (k.cond_scalar || k.src0_scalar || k.dt_cols < 2)
         return false;
-    if (k.isa == kernel_isa::avx2)
-        return k.elem_size == 2 ? k.dt_cols <= max_packed_lanes_avx2
+    if (avx2)
+        return k.elem_size <= 2 ? k.dt_cols <= max_packed_lanes_avx2
                                 : w248 && k.dt_cols <= max_packed_dt_cols_avx2;
     if (k.isa != kernel_isa::avx512_core)
         return false;
@@ -1515,7 +1529,7 @@ bool dst_transposed_packed_supported(const kernel_key &k) {
 
 std::shared_ptr<const select_kernel>
 create_jit_select_dt_packed_kernel(const kernel_key &key) {
-    if (key.isa == kernel_isa::avx2 && (key.dt_rows || key.elem_size == 2))
+    if (key.isa == kernel_isa::avx2 && (key.dt_rows || key.elem_size <= 2))
         return make_jit_kernel<jit_select_dt_lanes_avx2_t>(key);
     if (key.dt_rows)
         return make_jit_kernel<jit_select_dt_interleave_t>(key);

@@ -37,8 +37,9 @@ struct select_call_args {
 /// AVX-512 (also at most one vector's elements), AVX2.
 constexpr int max_packed_dt_cols = 15;
 constexpr int max_packed_dt_cols_avx2 = 8;
-/// AVX2 by 16-byte lanes: 2-byte elements into a channels-first dst, and
-/// the interleaving direction (a block's vectors and their pairs in ymm).
+/// AVX2 by 16-byte lanes: 1- and 2-byte elements into a channels-first
+/// dst, and the interleaving direction (a block's vectors and their pairs
+/// in ymm).
 constexpr int max_packed_lanes_avx2 = 7;
 
 enum class kernel_isa : uint8_t { ref = 0, avx2 = 1, avx512_core = 2 };
@@ -72,15 +73,17 @@ struct kernel_key {
     /// channels of channels-last pixels written into c dst lines
     /// (kernels/jit_select_dt_packed.cpp): AVX-512, 2-, 4- and 8-byte
     /// elements, c at most one vector's elements; AVX2, 4- and 8-byte
-    /// elements, c at most max_packed_dt_cols_avx2, and 2-byte ones, c at
-    /// most max_packed_lanes_avx2.
+    /// elements, c at most max_packed_dt_cols_avx2, and 1- and 2-byte
+    /// ones, c at most max_packed_lanes_avx2 (the dispatcher runs AVX2's
+    /// for 1-byte elements on AVX-512 CPUs).
     uint8_t dt_cols = 0;
     /// With dst_transposed, the mirror: c in [2, max_packed_dt_cols] rows
     /// (a few channels of channels-first inputs) whose dst holds each
     /// column's c elements back to back (dst_stride c times the element
     /// bytes: a channels-last dst), interleaved by permutes
-    /// (kernels/jit_select_dt_packed.cpp): 2-, 4- and 8-byte elements
-    /// (AVX2: c at most max_packed_lanes_avx2), cond and both sources
+    /// (kernels/jit_select_dt_packed.cpp): AVX-512 2-, 4- and 8-byte
+    /// elements; AVX2 1-, 2-, 4- and 8-byte ones, c at most
+    /// max_packed_lanes_avx2; cond and both sources
     /// vectors or one element per row, any row strides. The non-temporal
     /// variant needs a dst that starts a cache line.
     uint8_t dt_rows = 0;

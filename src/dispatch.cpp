@@ -214,7 +214,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     // Rows of 2 to 15 elements (the channels of channels-last pixels into
     // a channels-first dst, L16) take the packed kernel instead, where the
     // ISA has one for the element size and the row (AVX2: 4- and 8-byte
-    // elements up to 8, 2-byte ones up to 7) and each input's rows lie
+    // elements up to 8, 1- and 2-byte ones up to 7) and each input's rows lie
     // back to back or are one row for all (a per-channel cond or source; a
     // scalar src_1 only as one element for all): its c interleaved vectors
     // per block of pixels are gathered into the c dst lines by permutes.
@@ -243,6 +243,12 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         dt = f.strides[op_dst][nd - 1] == rows * f.elem_size;
         kdt.dt_rows = static_cast<uint8_t>(rows);
     }
+    // 1-byte elements: AVX-512 has no byte permute across lanes without
+    // AVX512_VBMI, so AVX-512 CPUs run AVX2's packed kernel by 16-byte
+    // lanes.
+    if ((kdt.dt_cols || kdt.dt_rows) && f.elem_size == 1
+        && kdt.isa == kernel_isa::avx512_core)
+        kdt.isa = kernel_isa::avx2;
     dt = dt && (kdt.dt_cols || kdt.dt_rows || f.dims[nd - 2] >= 16)
          && dst_transposed_supported(kdt);
     if (dt)

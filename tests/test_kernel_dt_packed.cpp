@@ -28,17 +28,26 @@ si::kernel_key packed_key(si::kernel_isa isa, int w, int cols, int inv, int bs,
 
 /// The column counts a packed kernel takes for `w`-byte elements: AVX-512
 /// 2-, 4- and 8-byte elements, up to 15 columns and one vector's elements;
-/// AVX2 4- and 8-byte ones up to 8 columns, 2-byte ones up to 7 (0: none).
+/// AVX2 4- and 8-byte ones up to 8 columns, 1- and 2-byte ones up to 7 (0:
+/// none).
 int max_cols(si::kernel_isa isa, int w) {
     if (isa == si::kernel_isa::avx2)
-        return w == 4 || w == 8 ? 8 : w == 2 ? 7 : 0;
+        return w == 4 || w == 8 ? 8 : 7;
     return w == 1 ? 0 : std::min(15, 64 / w);
 }
 
-/// The row counts an interleaving kernel takes (2-, 4- and 8-byte
-/// elements): AVX-512 up to 15, AVX2 up to 7.
-int max_rows(si::kernel_isa isa) {
-    return isa == si::kernel_isa::avx2 ? 7 : 15;
+/// The row counts an interleaving kernel takes for `w`-byte elements:
+/// AVX-512 2-, 4- and 8-byte ones up to 15, AVX2 up to 7.
+int max_rows(si::kernel_isa isa, int w) {
+    if (isa == si::kernel_isa::avx2)
+        return 7;
+    return w == 1 ? 0 : 15;
+}
+
+/// What a plan gets on `isa`: 1-byte elements on AVX-512 run AVX2's
+/// kernel (no byte permute across lanes without AVX512_VBMI).
+si::kernel_isa plan_isa(si::kernel_isa isa, int w) {
+    return w == 1 ? si::kernel_isa::avx2 : isa;
 }
 
 /// One direct call: `rows` pixels of key.dt_cols channels, each input's
@@ -125,7 +134,7 @@ std::vector<uint8_t> packed_want(const packed_case &c, const void *const *ptr,
 
 TEST_P(kernel_dt_packed, KeysAndRefusals) {
     ASSERT_TRUE(jit()) << "instantiated for the JIT ISAs only";
-    for (int w : { 4, 8, 2 })
+    for (int w : { 4, 8, 2, 1 })
         for (int cols = 2; cols <= max_cols(kisa(), w); ++cols)
             for (int inv = 0; inv < 2; ++inv)
                 for (int bs = 0; bs < 2; ++bs)
@@ -149,10 +158,10 @@ TEST_P(kernel_dt_packed, KeysAndRefusals) {
     EXPECT_FALSE(block == ex);
     EXPECT_FALSE(other == ex);
     EXPECT_NE(si::kernel_key_hash()(block), si::kernel_key_hash()(ex));
-    // No kernel: 1-byte elements, 1 column, more columns than the ISA
-    // takes, a scalar cond or src_0.
+    // No kernel: 1-byte elements on AVX-512, 1 column, more columns than
+    // the ISA takes, a scalar cond or src_0.
     std::vector<si::kernel_key> bad = {
-        packed_key(kisa(), 1, 3, 0, 0, 0),
+        packed_key(kisa(), 1, std::max(3, max_cols(kisa(), 1) + 1), 0, 0, 0),
         packed_key(kisa(), 4, 1, 0, 0, 0),
         packed_key(kisa(), 4, max_cols(kisa(), 4) + 1, 0, 0, 0),
         packed_key(kisa(), 2, max_cols(kisa(), 2) + 1, 0, 0, 0),
@@ -180,7 +189,7 @@ TEST_P(kernel_dt_packed, BitExactAgainstGuards) {
     int fails = 0;
     guard_set gs(static_cast<size_t>(64 * 1024));
     ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
-    for (int w : { 2, 4, 8 }) {
+    for (int w : { 1, 2, 4, 8 }) {
         // Rows per iteration: one vector's lanes on AVX-512, two on AVX2.
         const int64_t step =
                 lanes(w) * (kisa() == si::kernel_isa::avx2 ? 2 : 1);
@@ -350,8 +359,9 @@ TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
                         const si::select_nd p = make_nd(s);
                         const si::select_plan plan = si::plan_select(
                                 p, nt ? si::nt_candidate_bytes() : 0);
-                        const bool want_dt = c <= max_cols(kisa(), w)
-                                             && variant != 2 && variant != 5;
+                        const bool want_dt =
+                                c <= max_cols(plan_isa(kisa(), w), w)
+                                && variant != 2 && variant != 5;
                         const bool lines = (d[2] * d[3] * w) % 64 == 0;
                         const std::string desc =
                                 nd_str(p) + (nt ? " (nt)" : "");
@@ -460,13 +470,13 @@ struct inter_case {
 
 TEST_P(kernel_dt_packed, InterleavedKeysAndRefusals) {
     ASSERT_TRUE(jit()) << "instantiated for the JIT ISAs only";
-    for (int w : { 2, 4, 8 })
+    for (int w : { 1, 2, 4, 8 })
         for (int rows = 2; rows <= 15; ++rows)
             for (int roles = 0; roles < 16; ++roles) {
                 const si::kernel_key k =
                         inter_key(kisa(), w, rows, roles & 1, (roles >> 1) & 1,
                                   (roles >> 2) & 1, (roles >> 3) & 1, rows & 1);
-                const bool takes = rows <= max_rows(kisa());
+                const bool takes = rows <= max_rows(kisa(), w);
                 EXPECT_EQ(si::dst_transposed_supported(k), takes)
                         << si::kernel_name(k);
                 if (!takes)
@@ -484,12 +494,15 @@ TEST_P(kernel_dt_packed, InterleavedKeysAndRefusals) {
     cols.dt_cols = 3;
     EXPECT_FALSE(cols == ex);
     EXPECT_NE(si::kernel_key_hash()(cols), si::kernel_key_hash()(ex));
-    // No kernel: 1-byte elements, 1 or 16 rows, both kinds at once.
+    // No kernel: 1-byte elements on AVX-512, 1 or 16 rows, both kinds at
+    // once.
     si::kernel_key both = inter_key(kisa(), 4, 3, 0, 0, 0, 0, 0);
     both.dt_cols = 3;
-    for (const auto &k : { inter_key(kisa(), 1, 3, 0, 0, 0, 0, 0),
-                           inter_key(kisa(), 4, 1, 0, 0, 0, 0, 0),
-                           inter_key(kisa(), 4, 16, 0, 0, 0, 0, 0), both }) {
+    for (const auto &k :
+         { inter_key(kisa(), 1, std::max(3, max_rows(kisa(), 1) + 1), 0, 0, 0,
+                     0, 0),
+           inter_key(kisa(), 4, 1, 0, 0, 0, 0, 0),
+           inter_key(kisa(), 4, 16, 0, 0, 0, 0, 0), both }) {
         EXPECT_FALSE(si::dst_transposed_supported(k)) << si::kernel_name(k);
         try {
             (void)si::create_jit_select_kernel(k);
@@ -505,7 +518,7 @@ TEST_P(kernel_dt_packed, InterleavedBitExactAgainstGuards) {
     int fails = 0;
     guard_set gs(static_cast<size_t>(64 * 1024));
     ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
-    for (int w : { 2, 4, 8 }) {
+    for (int w : { 1, 2, 4, 8 }) {
         // Columns per iteration: one vector's lanes on AVX-512, two on
         // AVX2.
         const int64_t l = lanes(w) * (kisa() == si::kernel_isa::avx2 ? 2 : 1);
@@ -514,7 +527,7 @@ TEST_P(kernel_dt_packed, InterleavedBitExactAgainstGuards) {
             col_counts.push_back(c);
         for (int64_t c : { 2 * l - 1, 2 * l, 3 * l + 5 })
             col_counts.push_back(c);
-        for (int rows = 2; rows <= max_rows(kisa()); ++rows)
+        for (int rows = 2; rows <= max_rows(kisa(), w); ++rows)
             for (int roles = 0; roles < 16; ++roles)
                 for (int nt = 0; nt < 2; ++nt) {
                     const si::kernel_key k = inter_key(
@@ -626,7 +639,8 @@ TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
                         const si::select_nd p = make_nd(s);
                         const si::select_plan plan = si::plan_select(
                                 p, nt ? si::nt_candidate_bytes() : 0);
-                        const bool want_dt = w >= 2 && c <= max_rows(kisa());
+                        const bool want_dt =
+                                c <= max_rows(plan_isa(kisa(), w), w);
                         const std::string desc =
                                 nd_str(p) + (nt ? " (nt)" : "");
                         const bool planned =
