@@ -1518,8 +1518,9 @@ bool dst_transposed_packed_supported(const kernel_key &k) {
     if (k.cond_scalar || k.src0_scalar || k.dt_cols < 2)
         return false;
     if (avx2)
-        return k.elem_size <= 2 ? k.dt_cols <= max_packed_lanes_avx2
-                                : w248 && k.dt_cols <= max_packed_dt_cols_avx2;
+        return k.elem_size == 1 || k.elem_size == 2
+                       ? k.dt_cols <= max_packed_lanes_avx2
+                       : w248 && k.dt_cols <= max_packed_dt_cols_avx2;
     if (k.isa != kernel_isa::avx512_core)
         return false;
     if (k.elem_size != 2 && k.elem_size != 4 && k.elem_size != 8)

@@ -158,10 +158,12 @@ TEST_P(kernel_dt_packed, KeysAndRefusals) {
     EXPECT_FALSE(block == ex);
     EXPECT_FALSE(other == ex);
     EXPECT_NE(si::kernel_key_hash()(block), si::kernel_key_hash()(ex));
-    // No kernel: 1-byte elements on AVX-512, 1 column, more columns than
-    // the ISA takes, a scalar cond or src_0.
+    // No kernel: 1-byte elements on AVX-512, elements of 0 or 16 bytes, 1
+    // column, more columns than the ISA takes, a scalar cond or src_0.
     std::vector<si::kernel_key> bad = {
         packed_key(kisa(), 1, std::max(3, max_cols(kisa(), 1) + 1), 0, 0, 0),
+        packed_key(kisa(), 0, 3, 0, 0, 0),
+        packed_key(kisa(), 16, 3, 0, 0, 0),
         packed_key(kisa(), 4, 1, 0, 0, 0),
         packed_key(kisa(), 4, max_cols(kisa(), 4) + 1, 0, 0, 0),
         packed_key(kisa(), 2, max_cols(kisa(), 2) + 1, 0, 0, 0),
@@ -317,7 +319,7 @@ TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
     auto &g = rng();
     int fails = 0;
     for (int w : { 1, 2, 4, 8 })
-        for (int64_t c : { 2, 3, 4, 8, 12, 15, 16 })
+        for (int64_t c : { 2, 3, 4, 7, 8, 12, 15, 16 })
             for (int shape = 0; shape < 3; ++shape)
                 for (int variant = 0; variant < 6; ++variant)
                     for (bool nt : { false, true }) {
@@ -602,6 +604,70 @@ TEST_P(kernel_dt_packed, InterleavedBitExactAgainstGuards) {
     }
 }
 
+TEST_P(kernel_dt_packed, InterleavedCalleeSavedRegistersPreserved) {
+    // The interleaving kernels use rbx, rbp, r12-r15 (AVX2: rbp and r15
+    // also as row pointers) and the largest stack frames of the file
+    // (tails of 2B elements per row and input): full blocks and a tail,
+    // every role, the most rows the ISA takes, both store kinds.
+    using harness =
+            callee_saved_harness<si::select_kernel_fn, si::select_call_args>;
+    const harness h;
+    auto &g = rng();
+    for (int w : { 1, 2, 4, 8 }) {
+        const int rows = max_rows(kisa(), w);
+        if (rows == 0)
+            continue;
+        for (int roles = 0; roles < 16; ++roles)
+            for (int nt = 0; nt < 2; ++nt) {
+                inter_case c;
+                c.key = inter_key(kisa(), w, rows, roles & 1, (roles >> 1) & 1,
+                                  (roles >> 2) & 1, (roles >> 3) & 1, nt);
+                c.cols = 2 * lanes(w) * 2 + 5; // blocks and a tail
+                for (int op = 0; op < 3; ++op)
+                    c.stride[op] = (c.scalar(op) ? 1 : c.cols) * (op ? w : 1);
+                std::vector<uint8_t> buf[4];
+                const void *ptr[4];
+                for (int op = 0; op < 4; ++op) {
+                    buf[op].resize(c.bytes(op) + 64);
+                    auto *p = buf[op].data();
+                    p += (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
+                    if (op == 0)
+                        fill_cond(p, c.bytes(op), g);
+                    else
+                        fill_bytes(p, c.bytes(op), g);
+                    ptr[op] = p;
+                }
+                si::select_call_args a {};
+                a.cond = ptr[0];
+                a.src0 = ptr[1];
+                a.src1 = ptr[2];
+                a.dst = const_cast<void *>(ptr[3]);
+                a.n = static_cast<uint64_t>(c.cols);
+                a.rows = static_cast<uint64_t>(rows);
+                a.cond_stride = c.stride[0];
+                a.src0_stride = c.stride[1];
+                a.src1_stride = c.stride[2];
+                a.dst_stride = rows * w;
+                a.fence = 1;
+                std::vector<uint8_t> want(c.bytes(si::op_dst));
+                si::ref_select(
+                        c.nd(), ptr[0], c.key.invert_cond ? ptr[2] : ptr[1],
+                        c.key.invert_cond ? ptr[1] : ptr[2], want.data(), 1);
+                const auto kern = si::create_jit_select_kernel(c.key);
+                uint64_t out[8] = {};
+                h.get()(kern->fn(), &a, out);
+                const char *names[6] = { "rbx", "rbp", "r12",
+                                         "r13", "r14", "r15" };
+                for (int i = 0; i < 6; ++i)
+                    EXPECT_EQ(out[i], harness::magic[i])
+                            << names[i] << " clobbered by " << kern->name();
+                EXPECT_EQ(out[6], out[7]) << "rsp changed by " << kern->name();
+                EXPECT_TRUE(bytes_equal(ptr[3], want.data(), want.size(), w))
+                        << c.str();
+            }
+    }
+}
+
 TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
     // Inputs NCHW, dst NHWC, [2, C, 9, W]: the fold follows the inputs'
     // order, tiles of C rows (channels), dst transposed with each pixel's
@@ -615,7 +681,7 @@ TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
     auto &g = rng();
     int fails = 0;
     for (int w : { 1, 2, 4, 8 })
-        for (int64_t c : { 2, 3, 4, 7, 12, 15 })
+        for (int64_t c : { 2, 3, 4, 7, 8, 12, 15 })
             for (int shape = 0; shape < 3; ++shape)
                 for (int variant = 0; variant < 3; ++variant)
                     for (bool nt : { false, true }) {
