@@ -719,9 +719,12 @@ private:
 // vectors of a block in ymm0-7).
 //
 // Tails, without masked loads or stores (AMD documents faults on masked-off
-// lanes as implementation-dependent): the last rows' elements that exist
-// are copied byte by byte into a block on the stack, selected there, and
-// each channel's existing elements copied byte by byte into dst.
+// lanes as implementation-dependent): after a full iteration, the call's
+// last two blocks run once more, the rows they share with the iteration
+// before written twice with the same values, with regular stores; in a
+// call of fewer rows, the elements that exist are copied byte by byte into
+// a block on the stack, selected there, and each channel's existing
+// elements copied byte by byte into dst.
 class jit_select_dt_packed_avx2_t : public jit_packed_base {
 public:
     explicit jit_select_dt_packed_avx2_t(const kernel_key &key)
@@ -825,9 +828,9 @@ private:
 
     // Block h (0, 1) of the current pair: selected into ymm0..c-1, each
     // channel gathered; block 0's channels to the stack, block 1's stored
-    // after block 0's (tail: to the stack too). The pointers move on one
-    // block after it.
-    void block(int h, bool tail) {
+    // after block 0's (tail: to the stack too), streamed where `nt`. The
+    // pointers move on one block after it.
+    void block(int h, bool tail, bool nt) {
         for (int m = 0; m < c_; ++m) {
             const int64_t cb = static_cast<int64_t>(lanes_) * m;
             if (es_ == 4) {
@@ -878,7 +881,7 @@ private:
                 continue;
             }
             vmovdqu(y_t_, ptr[rsp + slot]);
-            if (key_.nt_stores) {
+            if (nt) {
                 vmovntdq(ptr[reg_q_], y_t_);
                 vmovntdq(ptr[reg_q_ + 32], y_out_);
             } else {
@@ -954,8 +957,8 @@ private:
         L(l_pairs);
         cmp(reg_rows_, 2 * lanes_);
         jb(l_tail, T_NEAR);
-        block(0, false);
-        block(1, false);
+        block(0, false, key_.nt_stores);
+        block(1, false, key_.nt_stores);
         add(reg_pd_, 64);
         sub(reg_rows_, 2 * lanes_);
         jmp(l_pairs, T_NEAR);
@@ -963,8 +966,33 @@ private:
         L(l_tail);
         test(reg_rows_, reg_rows_);
         jz(l_end, T_NEAR);
-        // The rows left's elements of each streamed input, into its tail
-        // blocks (an expanded input, increment 0, is read where it is).
+        // After a full pair, the rows left run as the call's last two
+        // blocks, some rows a second time, with regular stores.
+        Label l_bytes;
+        cmp(reg_pd_, arg(offsetof(select_call_args, dst)));
+        je(l_bytes, T_NEAR);
+        mov(reg_u_, 2 * lanes_);
+        sub(reg_u_, reg_rows_); // rows back
+        imul(reg_v_, reg_u_, es_);
+        sub(reg_pd_, reg_v_);
+        for (const in_t &in : ins) {
+            if (in.op == 2 && key_.src1_scalar)
+                continue;
+            Label l_skip;
+            test(in.inc, in.inc);
+            jz(l_skip, T_NEAR);
+            imul(reg_v_, reg_u_, c_ * (in.op == 0 ? 1 : es_));
+            sub(in.p, reg_v_);
+            L(l_skip);
+        }
+        block(0, false, false);
+        block(1, false, false);
+        jmp(l_end, T_NEAR);
+
+        // Fewer rows than a pair: the rows' elements of each streamed
+        // input, into its tail blocks (an expanded input, increment 0, is
+        // read where it is).
+        L(l_bytes);
         for (const in_t &in : ins) {
             if (in.op == 2 && key_.src1_scalar)
                 continue;
@@ -976,8 +1004,8 @@ private:
             lea(in.p, ptr[rsp + tail_off(in.op)]);
             L(l_skip);
         }
-        block(0, true);
-        block(1, true);
+        block(0, true, false);
+        block(1, true, false);
         // Each channel's rows left, into its dst line.
         imul(reg_u_, reg_rows_, es_);
         mov(reg_q_, reg_pd_);
@@ -1025,8 +1053,9 @@ private:
 // channels), and 1 / (2H) vperm2i128. Two blocks per iteration, so that
 // each dst line (de-interleave) gets a whole 64-byte piece and the
 // interleaved dst whole lines. The selection as in the vpermd kernel:
-// cond's bytes widened, compared with zero, vpblendvb. Tails as there,
-// byte by byte through blocks on the stack, with no masked access.
+// cond's bytes widened, compared with zero, vpblendvb. Tails as there:
+// the call's last iteration again, or byte by byte through blocks on the
+// stack where the call is shorter, with no masked access.
 class jit_select_dt_lanes_avx2_t : public jit_packed_base {
 public:
     explicit jit_select_dt_lanes_avx2_t(const kernel_key &key)
@@ -1243,9 +1272,9 @@ private:
 
     // De-interleave, block h (0, 1) of the iteration: selected, each
     // channel gathered; block 0's channels to the stack, block 1's stored
-    // after block 0's (tail: to the stack too). The input pointers move on
-    // one block.
-    void block_dt(int h, bool tail) {
+    // after block 0's (tail: to the stack too), streamed where `nt`. The
+    // input pointers move on one block.
+    void block_dt(int h, bool tail, bool nt) {
         vpxor(y_zero(), y_zero(), y_zero());
         for (int m = 0; m < c_; ++m) {
             cond_zero_mask(ptr[reg_pc_ + h_ * 2 * m]);
@@ -1267,7 +1296,7 @@ private:
                 continue;
             }
             vmovdqu(y_t_, ptr[rsp + slot]);
-            if (key_.nt_stores) {
+            if (nt) {
                 vmovntdq(ptr[reg_q_], y_t_);
                 vmovntdq(ptr[reg_q_ + 32], acc(k));
             } else {
@@ -1280,8 +1309,9 @@ private:
     }
 
     // Interleave, block h of the iteration: each row selected, the pairs
-    // and interleaved vectors built and stored (tail: to the stack).
-    void block_dti(int h, bool tail) {
+    // and interleaved vectors built and stored (tail: to the stack),
+    // streamed where `nt`.
+    void block_dti(int h, bool tail, bool nt) {
         mov(reg_tc_, reg_pc_);
         mov(reg_ta_, reg_pa_);
         mov(reg_tb_, reg_pb_);
@@ -1324,7 +1354,7 @@ private:
             const int64_t o = 32 * (static_cast<int64_t>(c_) * h + m);
             if (tail)
                 vmovdqu(ptr[rsp + out_off() + o], vec(m));
-            else if (key_.nt_stores)
+            else if (nt)
                 vmovntdq(ptr[reg_pd_ + o], vec(m));
             else
                 vmovdqu(ptr[reg_pd_ + o], vec(m));
@@ -1390,8 +1420,8 @@ private:
         L(l_iter);
         cmp(reg_n_, 2 * b_);
         jb(l_tail, T_NEAR);
-        block_dt(0, false);
-        block_dt(1, false);
+        block_dt(0, false, key_.nt_stores);
+        block_dt(1, false, key_.nt_stores);
         add(reg_pd_, 64);
         sub(reg_n_, 2 * b_);
         jmp(l_iter, T_NEAR);
@@ -1399,8 +1429,34 @@ private:
         L(l_tail);
         test(reg_n_, reg_n_);
         jz(l_end, T_NEAR);
-        // The rows left's elements of each streamed input into its tail
-        // blocks (an expanded input, increment 0, is read where it is).
+        // After a full iteration, the rows left run as the call's last 2B
+        // rows, some of them a second time, with regular stores (dst's
+        // start then may not be a line's).
+        Label l_bytes;
+        cmp(reg_pd_, arg(offsetof(select_call_args, dst)));
+        je(l_bytes, T_NEAR);
+        mov(reg_u_, 2 * b_);
+        sub(reg_u_, reg_n_); // rows back
+        imul(reg_v_, reg_u_, es_);
+        sub(reg_pd_, reg_v_);
+        for (const in_t &in : ins) {
+            if (in.op == 2 && key_.src1_scalar)
+                continue;
+            Label l_skip;
+            test(in.inc, in.inc);
+            jz(l_skip, T_NEAR);
+            imul(reg_v_, reg_u_, c_ * in_bytes(in.op));
+            sub(in.p, reg_v_);
+            L(l_skip);
+        }
+        block_dt(0, false, false);
+        block_dt(1, false, false);
+        jmp(l_end, T_NEAR);
+
+        // Fewer rows than one iteration: the rows' elements of each
+        // streamed input into its tail blocks (an expanded input,
+        // increment 0, is read where it is).
+        L(l_bytes);
         for (const in_t &in : ins) {
             if (in.op == 2 && key_.src1_scalar)
                 continue;
@@ -1412,8 +1468,8 @@ private:
             lea(in.p, ptr[rsp + tail_off(in.op)]);
             L(l_skip);
         }
-        block_dt(0, true);
-        block_dt(1, true);
+        block_dt(0, true, false);
+        block_dt(1, true, false);
         // Each channel's rows left, into its dst line.
         imul(reg_u_, reg_n_, es_);
         mov(reg_q_, reg_pd_);
@@ -1438,8 +1494,8 @@ private:
         L(l_iter);
         cmp(reg_n_, 2 * b_);
         jb(l_tail, T_NEAR);
-        block_dti(0, false);
-        block_dti(1, false);
+        block_dti(0, false, key_.nt_stores);
+        block_dti(1, false, key_.nt_stores);
         if (!scalar[0])
             add(reg_pc_, 2 * b_);
         if (!scalar[1])
@@ -1453,10 +1509,30 @@ private:
         L(l_tail);
         test(reg_n_, reg_n_);
         jz(l_end, T_NEAR);
-        // Each vector input's rows: their columns left into its tail rows
-        // (2B elements apart), read from there.
         const Reg64 ps[3] = { reg_pc_, reg_pa_, reg_pb_ };
         const Reg64 strides[3] = { reg_ic_, reg_ia_, reg_ib_ };
+        // After a full iteration, the columns left run as the call's last
+        // 2B columns, some of them a second time, with regular stores.
+        Label l_bytes;
+        cmp(reg_pd_, arg(offsetof(select_call_args, dst)));
+        je(l_bytes, T_NEAR);
+        mov(reg_u_, 2 * b_);
+        sub(reg_u_, reg_n_); // columns back
+        for (int op = 0; op < 3; ++op) {
+            if (scalar[op])
+                continue;
+            imul(reg_v_, reg_u_, in_bytes(op));
+            sub(ps[op], reg_v_);
+        }
+        imul(reg_v_, reg_u_, c_ * es_);
+        sub(reg_pd_, reg_v_);
+        block_dti(0, false, false);
+        block_dti(1, false, false);
+        jmp(l_end, T_NEAR);
+
+        // Fewer columns than one iteration: each vector input's rows, their
+        // columns into its tail rows (2B elements apart), read from there.
+        L(l_bytes);
         for (int op = 0; op < 3; ++op) {
             if (scalar[op])
                 continue;
@@ -1471,8 +1547,8 @@ private:
             lea(ps[op], ptr[rsp + tail_off(op)]);
             mov(strides[op], pitch);
         }
-        block_dti(0, true);
-        block_dti(1, true);
+        block_dti(0, true, false);
+        block_dti(1, true, false);
         imul(reg_u_, reg_n_, c_ * es_);
         copy_bytes(reg_pd_, rsp + out_off());
         L(l_end);
