@@ -706,65 +706,54 @@ private:
     const int c_, pairs_;
 };
 
-// AVX2: blocks of L = 32 / element bytes rows (8 pixels of f32, 4 of f64),
-// two per iteration, so that each dst line gets a whole 64-byte piece. Per
-// block, c vectors of each input: cond's L bytes widened (vpmovzxb{d,q})
-// and compared with zero, vpblendvb between src_0 and src_1; each channel
-// gathered by vpermd from every vector that holds some of its elements,
-// joined by vpblendd. The first block's channels wait on the stack, and
-// each line's two halves are stored one after the other (streamed half by
-// half a block apart, the write-combining buffers would flush partial
-// lines, as they did for the AVX2 16 x 8 kernel). 4- and 8-byte elements
-// (AVX2 has no 16-bit permute across lanes), at most 8 channels (the
-// vectors of a block in ymm0-7).
-//
-// Tails, without masked loads or stores (AMD documents faults on masked-off
-// lanes as implementation-dependent): after a full iteration, the call's
-// last two blocks run once more, the rows they share with the iteration
-// before written twice with the same values, with regular stores; in a
-// call of fewer rows, the elements that exist are copied byte by byte into
-// a block on the stack, selected there, and each channel's existing
-// elements copied byte by byte into dst.
-class jit_select_dt_packed_avx2_t : public jit_packed_base {
-public:
-    explicit jit_select_dt_packed_avx2_t(const kernel_key &key)
+// AVX2's packed kernels share their registers, the stack blocks of the
+// inputs read with a stride of 0 and of the tails, and the loop that runs
+// a channels-first dst (dt_cols): each input's increment from block to
+// block (an input of one row for all expanded into one block on the stack,
+// increment 0), two blocks per iteration (block_dt), and the tail. Tails
+// have no masked loads or stores (AMD documents faults on masked-off lanes
+// as implementation-dependent): after a full iteration, the call's last
+// two blocks run once more, the rows they share with the iteration before
+// written twice with the same values, with regular stores; in a call of
+// fewer rows, the elements that exist are copied byte by byte into blocks
+// on the stack, selected there, and each channel's existing elements
+// copied byte by byte into dst.
+class jit_packed_avx2_base : public jit_packed_base {
+protected:
+    jit_packed_avx2_base(const kernel_key &key, int c)
         : jit_packed_base(key)
-        , k_(key.elem_size / 4)
-        , lanes_(32 / key.elem_size)
-        , c_(key.dt_cols) {
-        generate();
-        finish();
-    }
+        , c_(c)
+        , b_(32 / key.elem_size) {}
+    virtual ~jit_packed_avx2_base() = default;
 
-private:
     const Reg64 reg_param_ = rdi;
-    const Reg64 reg_pc_ = r8;
+    const Reg64 reg_pc_ = r8; // cond, src_0, src_1, dst at the iteration
     const Reg64 reg_pa_ = r9;
     const Reg64 reg_pb_ = r10;
     const Reg64 reg_pd_ = r11;
-    const Reg64 reg_rows_ = rcx;
-    const Reg64 reg_ic_ = r12; // bytes from block to block per input
+    const Reg64 reg_n_ = rcx; // rows (pixels) left
+    // dt_cols: bytes from block to block per input; dt_rows: bytes
+    // between rows.
+    const Reg64 reg_ic_ = r12;
     const Reg64 reg_ia_ = r13;
     const Reg64 reg_ib_ = r14;
-    const Reg64 reg_ld_ = r15;
+    const Reg64 reg_ld_ = r15; // dt_cols: dst bytes between lines
     const Reg64 reg_tbl_ = rbx;
     const Reg64 reg_q_ = rbp;
     const Reg64 reg_t_ = rax;
     const Reg64 reg_u_ = rdx;
     const Reg64 reg_v_ = rsi;
 
-    static Ymm vec(int m) { return Ymm(m); }
-    const Ymm y_out_ = ymm8, y_t_ = ymm9, y_mask_ = ymm10, y_zero_ = ymm11,
-              y_b_ = ymm12;
-
-    // Bytes of one block of an input (cond: 1-byte elements).
+    int in_bytes(int op) const { return op == 0 ? 1 : es_; }
+    // Bytes of one block of an input (B rows of c elements).
     int64_t block_bytes(int op) const {
-        return static_cast<int64_t>(c_) * lanes_ * (op == 0 ? 1 : es_);
+        return static_cast<int64_t>(c_) * b_ * in_bytes(op);
     }
     static int64_t round32(int64_t v) { return (v + 31) / 32 * 32; }
-    // Stack: each input's expanded block (stride 0), each input's two
-    // tail blocks, the channels of the first block (64 bytes per channel:
-    // both halves in a tail).
+    // Stack: each input's expanded block (stride 0), each input's two tail
+    // blocks, then the outputs of a tail or of an iteration's first block
+    // (64 bytes per channel or per 64 dst bytes); a kernel's own blocks
+    // from out_off() + 64 * c on.
     int64_t rep_off(int op) const {
         int64_t o = 0;
         for (int i = 0; i < op; ++i)
@@ -778,22 +767,192 @@ private:
         return o;
     }
     int64_t out_off() const { return tail_off(3); }
+
+    // Copies reg_u_ bytes from src to dst (the tails), through al.
+    void copy_bytes(const RegExp &dst, const RegExp &src) {
+        Label l_loop, l_done;
+        xor_(reg_v_, reg_v_);
+        test(reg_u_, reg_u_);
+        jz(l_done, T_NEAR);
+        L(l_loop);
+        movzx(eax, byte[src + reg_v_]);
+        mov(byte[dst + reg_v_], al);
+        inc(reg_v_);
+        cmp(reg_v_, reg_u_);
+        jb(l_loop, T_NEAR);
+        L(l_done);
+    }
+
+    // dt_cols: block h (0, 1) of the iteration, B rows: selected and
+    // de-interleaved; block 0's channels to the stack at out_off(), block
+    // 1's stored after block 0's into dst (tail: to the stack too),
+    // streamed where `nt`; the input pointers move on one block.
+    virtual void block_dt(int h, bool tail, bool nt) = 0;
+    // dt_cols with a scalar src_1 (one element for all): its broadcast,
+    // where block_dt reads it.
+    virtual void broadcast_src1() = 0;
+
+    // dt_cols: the loop over the rows, pointers loaded.
+    void generate_dt() {
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        mov(reg_n_, arg(offsetof(select_call_args, rows)));
+        mov(reg_ld_, arg(offsetof(select_call_args, dst_stride)));
+        int shift = 0; // log2(B)
+        while ((1 << shift) < b_)
+            ++shift;
+        struct in_t {
+            Reg64 p, inc;
+            size_t stride_off;
+            int op;
+        };
+        const in_t ins[] = {
+            { reg_pc_, reg_ic_, offsetof(select_call_args, cond_stride), 0 },
+            { reg_pa_, reg_ia_, offsetof(select_call_args, src0_stride), 1 },
+            { reg_pb_, reg_ib_, offsetof(select_call_args, src1_stride), 2 },
+        };
+        for (const in_t &in : ins) {
+            if (in.op == 2 && key_.src1_scalar) {
+                broadcast_src1();
+                xor_(in.inc, in.inc);
+                continue;
+            }
+            Label l_strided, l_done;
+            mov(in.inc, arg(in.stride_off));
+            test(in.inc, in.inc);
+            jnz(l_strided, T_NEAR);
+            // One row for all: its block, element e = row element e % c.
+            const int w = in_bytes(in.op);
+            for (int e = 0; e < c_ * b_; ++e) {
+                const int64_t from = static_cast<int64_t>(e % c_) * w;
+                const int64_t to = rep_off(in.op) + int64_t(e) * w;
+                if (w == 1) {
+                    movzx(eax, byte[in.p + from]);
+                    mov(byte[rsp + to], al);
+                } else if (w == 2) {
+                    movzx(eax, word[in.p + from]);
+                    mov(word[rsp + to], ax);
+                } else if (w == 4) {
+                    mov(eax, dword[in.p + from]);
+                    mov(dword[rsp + to], eax);
+                } else {
+                    mov(rax, qword[in.p + from]);
+                    mov(qword[rsp + to], rax);
+                }
+            }
+            lea(in.p, ptr[rsp + rep_off(in.op)]);
+            jmp(l_done, T_NEAR);
+            L(l_strided);
+            shl(in.inc, shift);
+            L(l_done);
+        }
+
+        Label l_iter, l_tail, l_end;
+        L(l_iter);
+        cmp(reg_n_, 2 * b_);
+        jb(l_tail, T_NEAR);
+        block_dt(0, false, key_.nt_stores);
+        block_dt(1, false, key_.nt_stores);
+        add(reg_pd_, 64);
+        sub(reg_n_, 2 * b_);
+        jmp(l_iter, T_NEAR);
+
+        L(l_tail);
+        test(reg_n_, reg_n_);
+        jz(l_end, T_NEAR);
+        // After a full iteration: the call's last 2B rows again.
+        Label l_bytes;
+        cmp(reg_pd_, arg(offsetof(select_call_args, dst)));
+        je(l_bytes, T_NEAR);
+        mov(reg_u_, 2 * b_);
+        sub(reg_u_, reg_n_); // rows back
+        imul(reg_v_, reg_u_, es_);
+        sub(reg_pd_, reg_v_);
+        for (const in_t &in : ins) {
+            if (in.op == 2 && key_.src1_scalar)
+                continue;
+            Label l_skip;
+            test(in.inc, in.inc);
+            jz(l_skip, T_NEAR);
+            imul(reg_v_, reg_u_, c_ * in_bytes(in.op));
+            sub(in.p, reg_v_);
+            L(l_skip);
+        }
+        block_dt(0, false, false);
+        block_dt(1, false, false);
+        jmp(l_end, T_NEAR);
+
+        // Fewer rows than an iteration: the rows' elements of each
+        // streamed input into its tail blocks (an expanded input,
+        // increment 0, is read where it is).
+        L(l_bytes);
+        for (const in_t &in : ins) {
+            if (in.op == 2 && key_.src1_scalar)
+                continue;
+            Label l_skip;
+            test(in.inc, in.inc);
+            jz(l_skip, T_NEAR);
+            imul(reg_u_, reg_n_, c_ * in_bytes(in.op));
+            copy_bytes(rsp + tail_off(in.op), in.p);
+            lea(in.p, ptr[rsp + tail_off(in.op)]);
+            L(l_skip);
+        }
+        block_dt(0, true, false);
+        block_dt(1, true, false);
+        // Each channel's rows left, into its dst line.
+        imul(reg_u_, reg_n_, es_);
+        mov(reg_q_, reg_pd_);
+        for (int k = 0; k < c_; ++k) {
+            copy_bytes(reg_q_, rsp + out_off() + 64 * k);
+            if (k + 1 < c_)
+                add(reg_q_, reg_ld_);
+        }
+        L(l_end);
+    }
+
+    const int c_, b_;
+};
+
+// AVX2: blocks of B = 32 / element bytes rows (8 pixels of f32, 4 of f64),
+// two per iteration, so that each dst line gets a whole 64-byte piece. Per
+// block, c vectors of each input: cond's B bytes widened (vpmovzxb{d,q})
+// and compared with zero, vpblendvb between src_0 and src_1; each channel
+// gathered by vpermd from every vector that holds some of its elements,
+// joined by vpblendd. The first block's channels wait on the stack, and
+// each line's two halves are stored one after the other (streamed half by
+// half a block apart, the write-combining buffers would flush partial
+// lines, as they did for the AVX2 16 x 8 kernel). 4- and 8-byte elements
+// (AVX2 has no 16-bit permute across lanes), at most 8 channels (the
+// vectors of a block in ymm0-7). The loop and the tails:
+// jit_packed_avx2_base.
+class jit_select_dt_packed_avx2_t : public jit_packed_avx2_base {
+public:
+    explicit jit_select_dt_packed_avx2_t(const kernel_key &key)
+        : jit_packed_avx2_base(key, key.dt_cols)
+        , k_(key.elem_size / 4) {
+        generate();
+        finish();
+    }
+
+private:
+    static Ymm vec(int m) { return Ymm(m); }
+    const Ymm y_out_ = ymm8, y_t_ = ymm9, y_mask_ = ymm10, y_zero_ = ymm11,
+              y_b_ = ymm12;
     int64_t frame() const { return out_off() + 64 * c_; }
 
     // The vectors holding elements of channel ch: [first, last].
-    int first_vec(int line) const { return line / lanes_; }
-    int last_vec(int line) const { return (line + c_ * (lanes_ - 1)) / lanes_; }
+    int first_vec(int line) const { return line / b_; }
+    int last_vec(int line) const { return (line + c_ * (b_ - 1)) / b_; }
     // vpermd indices of channel ch from vector m (dword lanes), and the
     // vpblendd immediate of the lanes it gives.
     int perm_idx(int line, int m, int lane) const {
         const int j = lane / k_, e = line + c_ * j;
-        return e / lanes_ == m ? (e % lanes_) * k_ + lane % k_ : 0;
+        return e / b_ == m ? (e % b_) * k_ + lane % k_ : 0;
     }
     int blend_imm(int line, int m) const {
         int imm = 0;
         for (int lane = 0; lane < 8; ++lane) {
             const int e = line + c_ * (lane / k_);
-            if (e / lanes_ == m)
+            if (e / b_ == m)
                 imm |= 1 << lane;
         }
         return imm;
@@ -811,28 +970,13 @@ private:
                     dd(static_cast<uint32_t>(perm_idx(line, m, lane)));
     }
 
-    // Copies reg_u_ bytes from src to dst (the tails), through al.
-    void copy_bytes(const RegExp &dst, const RegExp &src) {
-        Label l_loop, l_done;
-        xor_(reg_v_, reg_v_);
-        test(reg_u_, reg_u_);
-        jz(l_done, T_NEAR);
-        L(l_loop);
-        movzx(eax, byte[src + reg_v_]);
-        mov(byte[dst + reg_v_], al);
-        inc(reg_v_);
-        cmp(reg_v_, reg_u_);
-        jb(l_loop, T_NEAR);
-        L(l_done);
-    }
-
     // Block h (0, 1) of the current pair: selected into ymm0..c-1, each
     // channel gathered; block 0's channels to the stack, block 1's stored
     // after block 0's (tail: to the stack too), streamed where `nt`. The
     // pointers move on one block after it.
-    void block(int h, bool tail, bool nt) {
+    void block_dt(int h, bool tail, bool nt) override {
         for (int m = 0; m < c_; ++m) {
-            const int64_t cb = static_cast<int64_t>(lanes_) * m;
+            const int64_t cb = static_cast<int64_t>(b_) * m;
             if (es_ == 4) {
                 vpmovzxbd(y_mask_, ptr[reg_pc_ + cb]);
                 vpcmpeqd(y_mask_, y_mask_, y_zero_);
@@ -893,6 +1037,13 @@ private:
         }
     }
 
+    void broadcast_src1() override {
+        if (es_ == 4)
+            vpbroadcastd(y_b_, ptr[reg_pb_]);
+        else
+            vpbroadcastq(y_b_, ptr[reg_pb_]);
+    }
+
     void generate() {
         enter(frame());
         Label l_tbl;
@@ -902,120 +1053,8 @@ private:
         mov(reg_pa_, arg(offsetof(select_call_args, src0)));
         mov(reg_pb_, arg(offsetof(select_call_args, src1)));
         mov(reg_pd_, arg(offsetof(select_call_args, dst)));
-        mov(reg_rows_, arg(offsetof(select_call_args, rows)));
-        mov(reg_ld_, arg(offsetof(select_call_args, dst_stride)));
         vpxor(y_zero_, y_zero_, y_zero_);
-
-        const int shift = es_ == 4 ? 3 : 2; // log2(L)
-        struct in_t {
-            Reg64 p, inc;
-            size_t stride_off;
-            int op;
-        };
-        const in_t ins[] = {
-            { reg_pc_, reg_ic_, offsetof(select_call_args, cond_stride), 0 },
-            { reg_pa_, reg_ia_, offsetof(select_call_args, src0_stride), 1 },
-            { reg_pb_, reg_ib_, offsetof(select_call_args, src1_stride), 2 },
-        };
-        for (const in_t &in : ins) {
-            if (in.op == 2 && key_.src1_scalar) {
-                if (es_ == 4)
-                    vpbroadcastd(y_b_, ptr[reg_pb_]);
-                else
-                    vpbroadcastq(y_b_, ptr[reg_pb_]);
-                xor_(in.inc, in.inc);
-                continue;
-            }
-            Label l_strided, l_done;
-            mov(in.inc, arg(in.stride_off));
-            test(in.inc, in.inc);
-            jnz(l_strided, T_NEAR);
-            // One row for all: its block, element e = row element e % c.
-            const int w = in.op == 0 ? 1 : es_;
-            for (int e = 0; e < c_ * lanes_; ++e) {
-                const int64_t from = static_cast<int64_t>(e % c_) * w;
-                const int64_t to = rep_off(in.op) + int64_t(e) * w;
-                if (w == 1) {
-                    movzx(eax, byte[in.p + from]);
-                    mov(byte[rsp + to], al);
-                } else if (w == 4) {
-                    mov(eax, dword[in.p + from]);
-                    mov(dword[rsp + to], eax);
-                } else {
-                    mov(rax, qword[in.p + from]);
-                    mov(qword[rsp + to], rax);
-                }
-            }
-            lea(in.p, ptr[rsp + rep_off(in.op)]);
-            jmp(l_done, T_NEAR);
-            L(l_strided);
-            shl(in.inc, shift);
-            L(l_done);
-        }
-
-        Label l_pairs, l_tail, l_end;
-        L(l_pairs);
-        cmp(reg_rows_, 2 * lanes_);
-        jb(l_tail, T_NEAR);
-        block(0, false, key_.nt_stores);
-        block(1, false, key_.nt_stores);
-        add(reg_pd_, 64);
-        sub(reg_rows_, 2 * lanes_);
-        jmp(l_pairs, T_NEAR);
-
-        L(l_tail);
-        test(reg_rows_, reg_rows_);
-        jz(l_end, T_NEAR);
-        // After a full pair, the rows left run as the call's last two
-        // blocks, some rows a second time, with regular stores.
-        Label l_bytes;
-        cmp(reg_pd_, arg(offsetof(select_call_args, dst)));
-        je(l_bytes, T_NEAR);
-        mov(reg_u_, 2 * lanes_);
-        sub(reg_u_, reg_rows_); // rows back
-        imul(reg_v_, reg_u_, es_);
-        sub(reg_pd_, reg_v_);
-        for (const in_t &in : ins) {
-            if (in.op == 2 && key_.src1_scalar)
-                continue;
-            Label l_skip;
-            test(in.inc, in.inc);
-            jz(l_skip, T_NEAR);
-            imul(reg_v_, reg_u_, c_ * (in.op == 0 ? 1 : es_));
-            sub(in.p, reg_v_);
-            L(l_skip);
-        }
-        block(0, false, false);
-        block(1, false, false);
-        jmp(l_end, T_NEAR);
-
-        // Fewer rows than a pair: the rows' elements of each streamed
-        // input, into its tail blocks (an expanded input, increment 0, is
-        // read where it is).
-        L(l_bytes);
-        for (const in_t &in : ins) {
-            if (in.op == 2 && key_.src1_scalar)
-                continue;
-            Label l_skip;
-            test(in.inc, in.inc);
-            jz(l_skip, T_NEAR);
-            imul(reg_u_, reg_rows_, c_ * (in.op == 0 ? 1 : es_));
-            copy_bytes(rsp + tail_off(in.op), in.p);
-            lea(in.p, ptr[rsp + tail_off(in.op)]);
-            L(l_skip);
-        }
-        block(0, true, false);
-        block(1, true, false);
-        // Each channel's rows left, into its dst line.
-        imul(reg_u_, reg_rows_, es_);
-        mov(reg_q_, reg_pd_);
-        for (int line = 0; line < c_; ++line) {
-            copy_bytes(reg_q_, rsp + out_off() + 64 * line);
-            if (line + 1 < c_)
-                add(reg_q_, reg_ld_);
-        }
-
-        L(l_end);
+        generate_dt();
         leave(reg_param_);
 
         align(64);
@@ -1023,7 +1062,7 @@ private:
         emit_tables();
     }
 
-    const int k_, lanes_, c_;
+    const int k_;
 };
 
 // AVX2, by 16-byte lanes: 1- and 2-byte elements into a channels-first dst
@@ -1053,39 +1092,21 @@ private:
 // channels), and 1 / (2H) vperm2i128. Two blocks per iteration, so that
 // each dst line (de-interleave) gets a whole 64-byte piece and the
 // interleaved dst whole lines. The selection as in the vpermd kernel:
-// cond's bytes widened, compared with zero, vpblendvb. Tails as there:
-// the call's last iteration again, or byte by byte through blocks on the
-// stack where the call is shorter, with no masked access.
-class jit_select_dt_lanes_avx2_t : public jit_packed_base {
+// cond's bytes widened, compared with zero, vpblendvb. Tails as there
+// (jit_packed_avx2_base): the call's last iteration again, or byte by byte
+// through blocks on the stack where the call is shorter, with no masked
+// access.
+class jit_select_dt_lanes_avx2_t : public jit_packed_avx2_base {
 public:
     explicit jit_select_dt_lanes_avx2_t(const kernel_key &key)
-        : jit_packed_base(key)
+        : jit_packed_avx2_base(key, key.dt_rows ? key.dt_rows : key.dt_cols)
         , inter_(key.dt_rows != 0)
-        , c_(key.dt_rows ? key.dt_rows : key.dt_cols)
-        , h_(16 / key.elem_size)
-        , b_(32 / key.elem_size) {
+        , h_(16 / key.elem_size) {
         generate();
         finish();
     }
 
 private:
-    const Reg64 reg_param_ = rdi;
-    const Reg64 reg_pc_ = r8; // cond, src_0, src_1, dst at the iteration
-    const Reg64 reg_pa_ = r9;
-    const Reg64 reg_pb_ = r10;
-    const Reg64 reg_pd_ = r11;
-    const Reg64 reg_n_ = rcx; // pixels left
-    // De-interleave: bytes from block to block per input; interleave:
-    // bytes between rows.
-    const Reg64 reg_ic_ = r12;
-    const Reg64 reg_ia_ = r13;
-    const Reg64 reg_ib_ = r14;
-    const Reg64 reg_ld_ = r15; // de-interleave: dst bytes between lines
-    const Reg64 reg_tbl_ = rbx;
-    const Reg64 reg_q_ = rbp;
-    const Reg64 reg_t_ = rax;
-    const Reg64 reg_u_ = rdx;
-    const Reg64 reg_v_ = rsi;
     // Interleave: row pointers within a block.
     const Reg64 reg_tc_ = r15, reg_ta_ = rbp, reg_tb_ = rax;
 
@@ -1097,9 +1118,6 @@ private:
     Ymm y_zero() const { return Ymm(c_); }
     Ymm y_mask() const { return Ymm(c_ + 1); }
     const Ymm y_pair_ = ymm14, y_t_ = ymm15;
-
-    int in_bytes(int op) const { return op == 0 ? 1 : es_; }
-    static int64_t round32(int64_t v) { return (v + 31) / 32 * 32; }
 
     // Element g of a half-block's interleaved run: lane g / H, channel
     // g % c of pixel g / c.
@@ -1145,44 +1163,9 @@ private:
             }
     }
 
-    // Stack. De-interleave: each input's expanded block (stride 0), each
-    // input's two tail blocks; interleave: each input's tail rows (2B
-    // elements each). Both: the outputs of a tail iteration or of the first
-    // block (64 bytes per channel or per 64 dst bytes), and a broadcast
-    // src_1.
-    int64_t block_bytes(int op) const {
-        return static_cast<int64_t>(c_) * b_ * in_bytes(op);
-    }
-    int64_t rep_off(int op) const {
-        int64_t o = 0;
-        for (int i = 0; i < op && !inter_; ++i)
-            o += round32(block_bytes(i));
-        return o;
-    }
-    int64_t tail_off(int op) const {
-        int64_t o = rep_off(3);
-        for (int i = 0; i < op; ++i)
-            o += round32(2 * block_bytes(i));
-        return o;
-    }
-    int64_t out_off() const { return tail_off(3); }
+    // Stack, past the shared blocks: a broadcast src_1.
     int64_t bcast_off() const { return out_off() + 64 * c_; }
     int64_t frame() const { return bcast_off() + 32; }
-
-    // Copies reg_u_ bytes from src to dst, through al.
-    void copy_bytes(const RegExp &dst, const RegExp &src) {
-        Label l_loop, l_done;
-        xor_(reg_v_, reg_v_);
-        test(reg_u_, reg_u_);
-        jz(l_done, T_NEAR);
-        L(l_loop);
-        movzx(eax, byte[src + reg_v_]);
-        mov(byte[dst + reg_v_], al);
-        inc(reg_v_);
-        cmp(reg_v_, reg_u_);
-        jb(l_loop, T_NEAR);
-        L(l_done);
-    }
 
     void bcast(const Ymm &y, const Address &a) {
         if (es_ == 1)
@@ -1274,7 +1257,7 @@ private:
     // channel gathered; block 0's channels to the stack, block 1's stored
     // after block 0's (tail: to the stack too), streamed where `nt`. The
     // input pointers move on one block.
-    void block_dt(int h, bool tail, bool nt) {
+    void block_dt(int h, bool tail, bool nt) override {
         vpxor(y_zero(), y_zero(), y_zero());
         for (int m = 0; m < c_; ++m) {
             cond_zero_mask(ptr[reg_pc_ + h_ * 2 * m]);
@@ -1361,124 +1344,9 @@ private:
         }
     }
 
-    void generate_dt() {
-        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
-        mov(reg_n_, arg(offsetof(select_call_args, rows)));
-        mov(reg_ld_, arg(offsetof(select_call_args, dst_stride)));
-        const int shift = es_ == 1   ? 5
-                          : es_ == 2 ? 4
-                          : es_ == 4 ? 3
-                                     : 2; // log2(B)
-        struct in_t {
-            Reg64 p, inc;
-            size_t stride_off;
-            int op;
-        };
-        const in_t ins[] = {
-            { reg_pc_, reg_ic_, offsetof(select_call_args, cond_stride), 0 },
-            { reg_pa_, reg_ia_, offsetof(select_call_args, src0_stride), 1 },
-            { reg_pb_, reg_ib_, offsetof(select_call_args, src1_stride), 2 },
-        };
-        for (const in_t &in : ins) {
-            if (in.op == 2 && key_.src1_scalar) {
-                bcast(y_t_, ptr[reg_pb_]);
-                vmovdqu(ptr[rsp + bcast_off()], y_t_);
-                xor_(in.inc, in.inc);
-                continue;
-            }
-            Label l_strided, l_done;
-            mov(in.inc, arg(in.stride_off));
-            test(in.inc, in.inc);
-            jnz(l_strided, T_NEAR);
-            // One row for all: its block, element e = row element e % c.
-            const int w = in_bytes(in.op);
-            for (int e = 0; e < c_ * b_; ++e) {
-                const int64_t from = static_cast<int64_t>(e % c_) * w;
-                const int64_t to = rep_off(in.op) + int64_t(e) * w;
-                if (w == 1) {
-                    movzx(eax, byte[in.p + from]);
-                    mov(byte[rsp + to], al);
-                } else if (w == 2) {
-                    movzx(eax, word[in.p + from]);
-                    mov(word[rsp + to], ax);
-                } else if (w == 4) {
-                    mov(eax, dword[in.p + from]);
-                    mov(dword[rsp + to], eax);
-                } else {
-                    mov(rax, qword[in.p + from]);
-                    mov(qword[rsp + to], rax);
-                }
-            }
-            lea(in.p, ptr[rsp + rep_off(in.op)]);
-            jmp(l_done, T_NEAR);
-            L(l_strided);
-            shl(in.inc, shift);
-            L(l_done);
-        }
-
-        Label l_iter, l_tail, l_end;
-        L(l_iter);
-        cmp(reg_n_, 2 * b_);
-        jb(l_tail, T_NEAR);
-        block_dt(0, false, key_.nt_stores);
-        block_dt(1, false, key_.nt_stores);
-        add(reg_pd_, 64);
-        sub(reg_n_, 2 * b_);
-        jmp(l_iter, T_NEAR);
-
-        L(l_tail);
-        test(reg_n_, reg_n_);
-        jz(l_end, T_NEAR);
-        // After a full iteration, the rows left run as the call's last 2B
-        // rows, some of them a second time, with regular stores (dst's
-        // start then may not be a line's).
-        Label l_bytes;
-        cmp(reg_pd_, arg(offsetof(select_call_args, dst)));
-        je(l_bytes, T_NEAR);
-        mov(reg_u_, 2 * b_);
-        sub(reg_u_, reg_n_); // rows back
-        imul(reg_v_, reg_u_, es_);
-        sub(reg_pd_, reg_v_);
-        for (const in_t &in : ins) {
-            if (in.op == 2 && key_.src1_scalar)
-                continue;
-            Label l_skip;
-            test(in.inc, in.inc);
-            jz(l_skip, T_NEAR);
-            imul(reg_v_, reg_u_, c_ * in_bytes(in.op));
-            sub(in.p, reg_v_);
-            L(l_skip);
-        }
-        block_dt(0, false, false);
-        block_dt(1, false, false);
-        jmp(l_end, T_NEAR);
-
-        // Fewer rows than one iteration: the rows' elements of each
-        // streamed input into its tail blocks (an expanded input,
-        // increment 0, is read where it is).
-        L(l_bytes);
-        for (const in_t &in : ins) {
-            if (in.op == 2 && key_.src1_scalar)
-                continue;
-            Label l_skip;
-            test(in.inc, in.inc);
-            jz(l_skip, T_NEAR);
-            imul(reg_u_, reg_n_, c_ * in_bytes(in.op));
-            copy_bytes(rsp + tail_off(in.op), in.p);
-            lea(in.p, ptr[rsp + tail_off(in.op)]);
-            L(l_skip);
-        }
-        block_dt(0, true, false);
-        block_dt(1, true, false);
-        // Each channel's rows left, into its dst line.
-        imul(reg_u_, reg_n_, es_);
-        mov(reg_q_, reg_pd_);
-        for (int k = 0; k < c_; ++k) {
-            copy_bytes(reg_q_, rsp + out_off() + 64 * k);
-            if (k + 1 < c_)
-                add(reg_q_, reg_ld_);
-        }
-        L(l_end);
+    void broadcast_src1() override {
+        bcast(y_t_, ptr[reg_pb_]);
+        vmovdqu(ptr[rsp + bcast_off()], y_t_);
     }
 
     void generate_dti() {
@@ -1575,7 +1443,7 @@ private:
     }
 
     const bool inter_;
-    const int c_, h_, b_;
+    const int h_;
 };
 
 } // namespace
