@@ -1067,11 +1067,15 @@ private:
 
 // AVX2, by 16-byte lanes: 1- and 2-byte elements into a channels-first dst
 // (dt_cols; AVX2 has no 8- or 16-bit permute across lanes, so the vpermd
-// kernel above takes only 4- and 8-byte ones) and the interleaving
-// direction (dt_rows) for 1-, 2-, 4- and 8-byte elements, c up to
-// max_packed_lanes_avx2. The dispatcher runs it for 1-byte elements on
-// AVX-512 CPUs too, which have no byte permute across lanes either
-// without AVX512_VBMI.
+// kernel above takes only 4- and 8-byte ones, and those up to 8 channels)
+// and the interleaving direction (dt_rows) for 1-, 2-, 4- and 8-byte
+// elements, c up to max_packed_lanes_avx2 (1-byte elements into a
+// channels-first dst: max_packed_lanes_avx2_e1_cols). Past 7 channels
+// (2c + 2 registers) the pairs wait on the stack: the de-interleave gathers
+// each channel from them as it stores it, the interleave builds each pair
+// in one register and the interleaved vectors from two stored pairs. The
+// dispatcher runs it for 1-byte elements on AVX-512 CPUs too, which have no
+// byte permute across lanes either without AVX512_VBMI.
 //
 // With H = 16 / element bytes elements per lane, a block of B = 2H pixels
 // is c vectors interleaved (2c lanes: lanes 0..c-1 hold pixels 0..H-1,
@@ -1101,7 +1105,8 @@ public:
     explicit jit_select_dt_lanes_avx2_t(const kernel_key &key)
         : jit_packed_avx2_base(key, key.dt_rows ? key.dt_rows : key.dt_cols)
         , inter_(key.dt_rows != 0)
-        , h_(16 / key.elem_size) {
+        , h_(16 / key.elem_size)
+        , spill_(2 * c_ + 2 > 16) {
         generate();
         finish();
     }
@@ -1165,7 +1170,10 @@ private:
 
     // Stack, past the shared blocks: a broadcast src_1.
     int64_t bcast_off() const { return out_off() + 64 * c_; }
-    int64_t frame() const { return bcast_off() + 32; }
+    // More than 7 channels: the pairs, 32 bytes each.
+    int64_t pair_off() const { return bcast_off() + 32; }
+    Address pair(int i) { return ptr[rsp + pair_off() + 32 * i]; }
+    int64_t frame() const { return pair_off() + 32 * c_; }
 
     void bcast(const Ymm &y, const Address &a) {
         if (es_ == 1)
@@ -1206,13 +1214,19 @@ private:
         vpblendvb(v, v, other, y_mask());
     }
 
-    // De-interleave: the pairs and channels of the block in ymm0..c-1.
+    // De-interleave: the pairs and channels of the block in ymm0..c-1
+    // (more than 7 channels: the pairs to the stack, each channel gathered
+    // as it is stored, channel()).
     void deinterleave() {
         std::vector<bool> started(c_, false);
         for (int i = 0; i < c_; ++i) {
             const int lo = i, hi = c_ + i;
             vperm2i128(y_pair_, vec(lo / 2), vec(hi / 2),
                        (lo % 2) | ((2 + hi % 2) << 4));
+            if (spill_) {
+                vmovdqu(pair(i), y_pair_);
+                continue;
+            }
             for (int k = 0; k < c_; ++k) {
                 if (!in_pair(k, i))
                     continue;
@@ -1227,29 +1241,61 @@ private:
             }
         }
     }
-    // Interleave: the pairs of the channels in ymm0..c-1, then the
+    // Channel k of the de-interleaved block: acc(k), or, with the pairs
+    // on the stack, gathered from them into ymm0 (the block's vectors are
+    // spent by then).
+    Ymm channel(int k) {
+        if (!spill_)
+            return acc(k);
+        const Ymm r = vec(0);
+        bool started = false;
+        for (int i = 0; i < c_; ++i) {
+            if (!in_pair(k, i))
+                continue;
+            vmovdqu(y_pair_, pair(i));
+            const Address m = ptr[reg_tbl_ + mask_tbl(k, i)];
+            if (!started) {
+                vpshufb(r, y_pair_, m);
+                started = true;
+            } else {
+                vpshufb(y_t_, y_pair_, m);
+                vpor(r, r, y_t_);
+            }
+        }
+        return r;
+    }
+    // Interleave: the pairs of the channels in ymm0..c-1 (more than 7
+    // channels: each built in y_pair_ and put on the stack), then the
     // interleaved vectors back into ymm0..c-1.
     void interleave() {
         for (int i = 0; i < c_; ++i) {
+            const Ymm p = spill_ ? y_pair_ : acc(i);
             bool started = false;
             for (int k = 0; k < c_; ++k) {
                 if (!in_pair(k, i))
                     continue;
                 const Address m = ptr[reg_tbl_ + mask_tbl(k, i)];
                 if (!started) {
-                    vpshufb(acc(i), vec(k), m);
+                    vpshufb(p, vec(k), m);
                     started = true;
                 } else {
                     vpshufb(y_t_, vec(k), m);
-                    vpor(acc(i), acc(i), y_t_);
+                    vpor(p, p, y_t_);
                 }
             }
+            if (spill_)
+                vmovdqu(pair(i), p);
         }
         for (int m = 0; m < c_; ++m) {
             const int l0 = 2 * m, l1 = 2 * m + 1;
             const int p0 = l0 % c_, p1 = l1 % c_;
-            vperm2i128(vec(m), acc(p0), acc(p1),
-                       (l0 / c_) | ((2 + l1 / c_) << 4));
+            const int imm = (l0 / c_) | ((2 + l1 / c_) << 4);
+            if (spill_) {
+                vmovdqu(y_t_, pair(p0));
+                vperm2i128(vec(m), y_t_, pair(p1), imm);
+            } else {
+                vperm2i128(vec(m), acc(p0), acc(p1), imm);
+            }
         }
     }
 
@@ -1274,17 +1320,18 @@ private:
             mov(reg_q_, reg_pd_);
         for (int k = 0; k < c_; ++k) {
             const int64_t slot = out_off() + 64 * k;
+            const Ymm r = channel(k);
             if (h == 0 || tail) {
-                vmovdqu(ptr[rsp + slot + 32 * h], acc(k));
+                vmovdqu(ptr[rsp + slot + 32 * h], r);
                 continue;
             }
             vmovdqu(y_t_, ptr[rsp + slot]);
             if (nt) {
                 vmovntdq(ptr[reg_q_], y_t_);
-                vmovntdq(ptr[reg_q_ + 32], acc(k));
+                vmovntdq(ptr[reg_q_ + 32], r);
             } else {
                 vmovdqu(ptr[reg_q_], y_t_);
-                vmovdqu(ptr[reg_q_ + 32], acc(k));
+                vmovdqu(ptr[reg_q_ + 32], r);
             }
             if (k + 1 < c_)
                 add(reg_q_, reg_ld_);
@@ -1444,6 +1491,7 @@ private:
 
     const bool inter_;
     const int h_;
+    const bool spill_;
 };
 
 } // namespace
@@ -1462,9 +1510,8 @@ bool dst_transposed_packed_supported(const kernel_key &k) {
     if (k.cond_scalar || k.src0_scalar || k.dt_cols < 2)
         return false;
     if (avx2)
-        return k.elem_size == 1 || k.elem_size == 2
-                       ? k.dt_cols <= max_packed_lanes_avx2
-                       : w248 && k.dt_cols <= max_packed_dt_cols_avx2;
+        return k.elem_size == 1 ? k.dt_cols <= max_packed_lanes_avx2_e1_cols
+                                : w248 && k.dt_cols <= max_packed_lanes_avx2;
     if (k.isa != kernel_isa::avx512_core)
         return false;
     if (k.elem_size != 2 && k.elem_size != 4 && k.elem_size != 8)
@@ -1474,7 +1521,9 @@ bool dst_transposed_packed_supported(const kernel_key &k) {
 
 std::shared_ptr<const select_kernel>
 create_jit_select_dt_packed_kernel(const kernel_key &key) {
-    if (key.isa == kernel_isa::avx2 && (key.dt_rows || key.elem_size <= 2))
+    if (key.isa == kernel_isa::avx2
+        && (key.dt_rows || key.elem_size <= 2
+            || key.dt_cols > max_packed_dt_cols_avx2))
         return make_jit_kernel<jit_select_dt_lanes_avx2_t>(key);
     if (key.dt_rows)
         return make_jit_kernel<jit_select_dt_interleave_t>(key);

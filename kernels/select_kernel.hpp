@@ -38,9 +38,16 @@ struct select_call_args {
 constexpr int max_packed_dt_cols = 15;
 constexpr int max_packed_dt_cols_avx2 = 8;
 /// AVX2 by 16-byte lanes: 1- and 2-byte elements into a channels-first
-/// dst, and the interleaving direction (a block's vectors and their pairs
-/// in ymm).
-constexpr int max_packed_lanes_avx2 = 7;
+/// dst, 4- and 8-byte ones past max_packed_dt_cols_avx2, and the
+/// interleaving direction (a block's vectors, its mask, zero and a
+/// broadcast in ymm).
+constexpr int max_packed_lanes_avx2 = 13;
+/// ... but 1-byte elements into a channels-first dst only up to 10: from
+/// 12 channels each 16-byte lane holds all of them, and the kernel (a
+/// vpshufb per channel and lane pair, the pairs reloaded from the stack)
+/// ran slower than the scratch path (0.51-0.64 against 0.55-0.70 of the
+/// dense Select on the 2-vCPU Intel Xeon guest; docs/performance.md).
+constexpr int max_packed_lanes_avx2_e1_cols = 10;
 
 enum class kernel_isa : uint8_t { ref = 0, avx2 = 1, avx512_core = 2 };
 const char *kernel_isa2str(kernel_isa isa);

@@ -213,8 +213,8 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     //
     // Rows of 2 to 15 elements (the channels of channels-last pixels into
     // a channels-first dst, L16) take the packed kernel instead, where the
-    // ISA has one for the element size and the row (AVX2: 4- and 8-byte
-    // elements up to 8, 1- and 2-byte ones up to 7) and each input's rows lie
+    // ISA has one for the element size and the row (AVX2: 2-, 4- and
+    // 8-byte elements up to 13, 1-byte ones up to 10) and each input's rows lie
     // back to back or are one row for all (a per-channel cond or source; a
     // scalar src_1 only as one element for all): its c interleaved vectors
     // per block of pixels are gathered into the c dst lines by permutes.

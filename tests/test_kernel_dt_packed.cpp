@@ -28,19 +28,20 @@ si::kernel_key packed_key(si::kernel_isa isa, int w, int cols, int inv, int bs,
 
 /// The column counts a packed kernel takes for `w`-byte elements: AVX-512
 /// 2-, 4- and 8-byte elements, up to 15 columns and one vector's elements;
-/// AVX2 4- and 8-byte ones up to 8 columns, 1- and 2-byte ones up to 7 (0:
-/// none).
+/// AVX2 all of them up to 13 (4- and 8-byte ones up to 8 by vpermd, the
+/// rest by 16-byte lanes), 1-byte ones up to 10 (0: none).
 int max_cols(si::kernel_isa isa, int w) {
     if (isa == si::kernel_isa::avx2)
-        return w == 4 || w == 8 ? 8 : 7;
+        return w == 1 ? si::max_packed_lanes_avx2_e1_cols
+                      : si::max_packed_lanes_avx2;
     return w == 1 ? 0 : std::min(15, 64 / w);
 }
 
 /// The row counts an interleaving kernel takes for `w`-byte elements:
-/// AVX-512 2-, 4- and 8-byte ones up to 15, AVX2 up to 7.
+/// AVX-512 2-, 4- and 8-byte ones up to 15, AVX2 all of them up to 13.
 int max_rows(si::kernel_isa isa, int w) {
     if (isa == si::kernel_isa::avx2)
-        return 7;
+        return si::max_packed_lanes_avx2;
     return w == 1 ? 0 : 15;
 }
 
@@ -167,7 +168,7 @@ TEST_P(kernel_dt_packed, KeysAndRefusals) {
         packed_key(kisa(), 4, 1, 0, 0, 0),
         packed_key(kisa(), 4, max_cols(kisa(), 4) + 1, 0, 0, 0),
         packed_key(kisa(), 2, max_cols(kisa(), 2) + 1, 0, 0, 0),
-        packed_key(kisa(), 8, 9, 0, 0, 0),
+        packed_key(kisa(), 8, max_cols(kisa(), 8) + 1, 0, 0, 0),
     };
     si::kernel_key cs = packed_key(kisa(), 4, 3, 0, 0, 0);
     cs.cond_scalar = 1;
@@ -268,11 +269,13 @@ TEST_P(kernel_dt_packed, CalleeSavedRegistersPreserved) {
     const config configs[] = { { 4, 3, { true, false, false } },
                                { 8, 8, { true, true, true } },
                                { 4, 8, { false, false, true } },
-                               { 2, 7, { false, true, false } } };
+                               { 2, 7, { false, true, false } },
+                               { 1, 10, { true, false, true } } };
     for (const config &cf : configs)
         for (int nt = 0; nt < 2; ++nt) {
             packed_case c;
-            c.key = packed_key(kisa(), cf.w, cf.cols, 0, 0, nt);
+            // 1-byte elements: AVX2's kernel, as plans on AVX-512 get it.
+            c.key = packed_key(plan_isa(kisa(), cf.w), cf.w, cf.cols, 0, 0, nt);
             c.rows = 37;
             for (int op = 0; op < 3; ++op)
                 c.repeat[op] = cf.repeat[op];
@@ -319,7 +322,7 @@ TEST_P(kernel_dt_packed, PlansWriteChannelsFirstDstThemselves) {
     auto &g = rng();
     int fails = 0;
     for (int w : { 1, 2, 4, 8 })
-        for (int64_t c : { 2, 3, 4, 7, 8, 12, 15, 16 })
+        for (int64_t c : { 2, 3, 4, 7, 8, 12, 13, 14, 15, 16 })
             for (int shape = 0; shape < 3; ++shape)
                 for (int variant = 0; variant < 6; ++variant)
                     for (bool nt : { false, true }) {
@@ -681,7 +684,7 @@ TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
     auto &g = rng();
     int fails = 0;
     for (int w : { 1, 2, 4, 8 })
-        for (int64_t c : { 2, 3, 4, 7, 8, 12, 15 })
+        for (int64_t c : { 2, 3, 4, 7, 8, 12, 13, 14, 15 })
             for (int shape = 0; shape < 3; ++shape)
                 for (int variant = 0; variant < 3; ++variant)
                     for (bool nt : { false, true }) {
