@@ -783,6 +783,82 @@ protected:
         L(l_done);
     }
 
+    // `m`: the lanes whose cond (B bytes at `a`) is zero, `zero` holding
+    // zeros.
+    void cond_zero_mask(const Ymm &m, const Ymm &zero, const Address &a) {
+        if (es_ == 1) {
+            vmovdqu(m, a);
+            vpcmpeqb(m, m, zero);
+        } else if (es_ == 2) {
+            vpmovzxbw(m, a);
+            vpcmpeqw(m, m, zero);
+        } else if (es_ == 4) {
+            vpmovzxbd(m, a);
+            vpcmpeqd(m, m, zero);
+        } else {
+            vpmovzxbq(m, a);
+            vpcmpeqq(m, m, zero);
+        }
+    }
+    // v = cond ? a : b (inverted: the other way), given the mask of
+    // cond_zero_mask; `a` or `b` a register (a broadcast) or memory, not v.
+    void select(const Ymm &v, const Operand &a, const Operand &b,
+                const Ymm &mask) {
+        const Operand &base = key_.invert_cond ? b : a;
+        const Operand &other = key_.invert_cond ? a : b;
+        if (base.isREG())
+            vmovdqa(v, static_cast<const Ymm &>(base));
+        else
+            vmovdqu(v, static_cast<const Address &>(base));
+        vpblendvb(v, v, other, mask);
+    }
+    // dt_cols: channel k's 32 bytes `r` of block h: block 0's (and a
+    // tail's) to the stack at out_off(), block 1's stored into dst line k
+    // after block 0's, through `t` (streamed where `nt`). reg_q_ walks the
+    // lines from reg_pd_.
+    void store_channel(int k, int h, bool tail, bool nt, const Ymm &r,
+                       const Ymm &t) {
+        const int64_t slot = out_off() + 64 * k;
+        if (h == 0 || tail) {
+            vmovdqu(ptr[rsp + slot + 32 * h], r);
+            return;
+        }
+        if (k == 0)
+            mov(reg_q_, reg_pd_);
+        vmovdqu(t, ptr[rsp + slot]);
+        if (nt) {
+            vmovntdq(ptr[reg_q_], t);
+            vmovntdq(ptr[reg_q_ + 32], r);
+        } else {
+            vmovdqu(ptr[reg_q_], t);
+            vmovdqu(ptr[reg_q_ + 32], r);
+        }
+        if (k + 1 < c_)
+            add(reg_q_, reg_ld_);
+    }
+
+    // The kernel: frame, the table's address in reg_tbl_, the operands'
+    // pointers, body(), and the tables after the code.
+    void generate() {
+        enter(frame());
+        Label l_tbl;
+        lea(reg_tbl_, ptr[rip + l_tbl]);
+        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
+        mov(reg_pc_, arg(offsetof(select_call_args, cond)));
+        mov(reg_pa_, arg(offsetof(select_call_args, src0)));
+        mov(reg_pb_, arg(offsetof(select_call_args, src1)));
+        mov(reg_pd_, arg(offsetof(select_call_args, dst)));
+        body();
+        leave(reg_param_);
+
+        align(64);
+        L(l_tbl);
+        emit_tables();
+    }
+    virtual int64_t frame() const = 0;
+    virtual void body() = 0;
+    virtual void emit_tables() = 0;
+
     // dt_cols: block h (0, 1) of the iteration, B rows: selected and
     // de-interleaved; block 0's channels to the stack at out_off(), block
     // 1's stored after block 0's into dst (tail: to the stack too),
@@ -846,6 +922,20 @@ protected:
             L(l_done);
         }
 
+        // Code for each input read with an increment (not expanded on the
+        // stack, not a scalar src_1), skipped at run time where it is 0.
+        const auto each_streamed = [&](auto emit) {
+            for (const in_t &in : ins) {
+                if (in.op == 2 && key_.src1_scalar)
+                    continue;
+                Label l_skip;
+                test(in.inc, in.inc);
+                jz(l_skip, T_NEAR);
+                emit(in);
+                L(l_skip);
+            }
+        };
+
         Label l_iter, l_tail, l_end;
         L(l_iter);
         cmp(reg_n_, 2 * b_);
@@ -867,16 +957,10 @@ protected:
         sub(reg_u_, reg_n_); // rows back
         imul(reg_v_, reg_u_, es_);
         sub(reg_pd_, reg_v_);
-        for (const in_t &in : ins) {
-            if (in.op == 2 && key_.src1_scalar)
-                continue;
-            Label l_skip;
-            test(in.inc, in.inc);
-            jz(l_skip, T_NEAR);
+        each_streamed([&](const in_t &in) {
             imul(reg_v_, reg_u_, c_ * in_bytes(in.op));
             sub(in.p, reg_v_);
-            L(l_skip);
-        }
+        });
         block_dt(0, false, false);
         block_dt(1, false, false);
         jmp(l_end, T_NEAR);
@@ -885,17 +969,11 @@ protected:
         // streamed input into its tail blocks (an expanded input,
         // increment 0, is read where it is).
         L(l_bytes);
-        for (const in_t &in : ins) {
-            if (in.op == 2 && key_.src1_scalar)
-                continue;
-            Label l_skip;
-            test(in.inc, in.inc);
-            jz(l_skip, T_NEAR);
+        each_streamed([&](const in_t &in) {
             imul(reg_u_, reg_n_, c_ * in_bytes(in.op));
             copy_bytes(rsp + tail_off(in.op), in.p);
             lea(in.p, ptr[rsp + tail_off(in.op)]);
-            L(l_skip);
-        }
+        });
         block_dt(0, true, false);
         block_dt(1, true, false);
         // Each channel's rows left, into its dst line.
@@ -937,7 +1015,7 @@ private:
     static Ymm vec(int m) { return Ymm(m); }
     const Ymm y_out_ = ymm8, y_t_ = ymm9, y_mask_ = ymm10, y_zero_ = ymm11,
               y_b_ = ymm12;
-    int64_t frame() const { return out_off() + 64 * c_; }
+    int64_t frame() const override { return out_off() + 64 * c_; }
 
     // The vectors holding elements of channel ch: [first, last].
     int first_vec(int line) const { return line / b_; }
@@ -963,7 +1041,7 @@ private:
             o += 32 * (last_vec(x) - first_vec(x) + 1);
         return o + 32 * (m - first_vec(line));
     }
-    void emit_tables() {
+    void emit_tables() override {
         for (int line = 0; line < c_; ++line)
             for (int m = first_vec(line); m <= last_vec(line); ++m)
                 for (int lane = 0; lane < 8; ++lane)
@@ -976,36 +1054,16 @@ private:
     // pointers move on one block after it.
     void block_dt(int h, bool tail, bool nt) override {
         for (int m = 0; m < c_; ++m) {
-            const int64_t cb = static_cast<int64_t>(b_) * m;
-            if (es_ == 4) {
-                vpmovzxbd(y_mask_, ptr[reg_pc_ + cb]);
-                vpcmpeqd(y_mask_, y_mask_, y_zero_);
-            } else {
-                vpmovzxbq(y_mask_, ptr[reg_pc_ + cb]);
-                vpcmpeqq(y_mask_, y_mask_, y_zero_);
-            }
-            // mask: lanes whose cond is zero.
-            const Address a = ptr[reg_pa_ + 32 * m];
+            cond_zero_mask(y_mask_, y_zero_, ptr[reg_pc_ + b_ * m]);
             const Address b = ptr[reg_pb_ + 32 * m];
-            if (!key_.invert_cond) {
-                vmovdqu(vec(m), a);
-                if (key_.src1_scalar)
-                    vpblendvb(vec(m), vec(m), y_b_, y_mask_);
-                else
-                    vpblendvb(vec(m), vec(m), b, y_mask_);
-            } else {
-                if (key_.src1_scalar)
-                    vmovdqa(vec(m), y_b_);
-                else
-                    vmovdqu(vec(m), b);
-                vpblendvb(vec(m), vec(m), a, y_mask_);
-            }
+            if (key_.src1_scalar)
+                select(vec(m), ptr[reg_pa_ + 32 * m], y_b_, y_mask_);
+            else
+                select(vec(m), ptr[reg_pa_ + 32 * m], b, y_mask_);
         }
         add(reg_pc_, reg_ic_);
         add(reg_pa_, reg_ia_);
         add(reg_pb_, reg_ib_);
-        if (h == 1 && !tail)
-            mov(reg_q_, reg_pd_);
         for (int line = 0; line < c_; ++line) {
             for (int m = first_vec(line); m <= last_vec(line); ++m) {
                 // 8-byte elements may skip vectors (c = 6: vector 2).
@@ -1019,21 +1077,7 @@ private:
                     vpblendd(y_out_, y_out_, y_t_, blend_imm(line, m));
                 }
             }
-            const int64_t slot = out_off() + 64 * line;
-            if (h == 0 || tail) {
-                vmovdqu(ptr[rsp + slot + 32 * h], y_out_);
-                continue;
-            }
-            vmovdqu(y_t_, ptr[rsp + slot]);
-            if (nt) {
-                vmovntdq(ptr[reg_q_], y_t_);
-                vmovntdq(ptr[reg_q_ + 32], y_out_);
-            } else {
-                vmovdqu(ptr[reg_q_], y_t_);
-                vmovdqu(ptr[reg_q_ + 32], y_out_);
-            }
-            if (line + 1 < c_)
-                add(reg_q_, reg_ld_);
+            store_channel(line, h, tail, nt, y_out_, y_t_);
         }
     }
 
@@ -1044,22 +1088,9 @@ private:
             vpbroadcastq(y_b_, ptr[reg_pb_]);
     }
 
-    void generate() {
-        enter(frame());
-        Label l_tbl;
-        lea(reg_tbl_, ptr[rip + l_tbl]);
-        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
-        mov(reg_pc_, arg(offsetof(select_call_args, cond)));
-        mov(reg_pa_, arg(offsetof(select_call_args, src0)));
-        mov(reg_pb_, arg(offsetof(select_call_args, src1)));
-        mov(reg_pd_, arg(offsetof(select_call_args, dst)));
+    void body() override {
         vpxor(y_zero_, y_zero_, y_zero_);
         generate_dt();
-        leave(reg_param_);
-
-        align(64);
-        L(l_tbl);
-        emit_tables();
     }
 
     const int k_;
@@ -1144,7 +1175,7 @@ private:
         }
         return o;
     }
-    void emit_tables() {
+    void emit_tables() override {
         for (int k = 0; k < c_; ++k)
             for (int i = 0; i < c_; ++i) {
                 if (!in_pair(k, i))
@@ -1173,7 +1204,7 @@ private:
     // More than 7 channels: the pairs, 32 bytes each.
     int64_t pair_off() const { return bcast_off() + 32; }
     Address pair(int i) { return ptr[rsp + pair_off() + 32 * i]; }
-    int64_t frame() const { return pair_off() + 32 * c_; }
+    int64_t frame() const override { return pair_off() + 32 * c_; }
 
     void bcast(const Ymm &y, const Address &a) {
         if (es_ == 1)
@@ -1185,35 +1216,6 @@ private:
         else
             vpbroadcastq(y, a);
     }
-    // y_mask(): the lanes whose cond (B bytes at a) is zero.
-    void cond_zero_mask(const Address &a) {
-        const Ymm m = y_mask();
-        if (es_ == 1) {
-            vmovdqu(m, a);
-            vpcmpeqb(m, m, y_zero());
-        } else if (es_ == 2) {
-            vpmovzxbw(m, a);
-            vpcmpeqw(m, m, y_zero());
-        } else if (es_ == 4) {
-            vpmovzxbd(m, a);
-            vpcmpeqd(m, m, y_zero());
-        } else {
-            vpmovzxbq(m, a);
-            vpcmpeqq(m, m, y_zero());
-        }
-    }
-    // v = cond ? a : b (inverted: the other way), given y_mask(); `a` or
-    // `b` a register (a broadcast) or memory.
-    void select(const Ymm &v, const Operand &a, const Operand &b) {
-        const Operand &base = key_.invert_cond ? b : a;
-        const Operand &other = key_.invert_cond ? a : b;
-        if (base.isREG())
-            vmovdqa(v, static_cast<const Ymm &>(base));
-        else
-            vmovdqu(v, static_cast<const Address &>(base));
-        vpblendvb(v, v, other, y_mask());
-    }
-
     // De-interleave: the pairs and channels of the block in ymm0..c-1
     // (more than 7 channels: the pairs to the stack, each channel gathered
     // as it is stored, channel()).
@@ -1306,36 +1308,18 @@ private:
     void block_dt(int h, bool tail, bool nt) override {
         vpxor(y_zero(), y_zero(), y_zero());
         for (int m = 0; m < c_; ++m) {
-            cond_zero_mask(ptr[reg_pc_ + h_ * 2 * m]);
+            cond_zero_mask(y_mask(), y_zero(), ptr[reg_pc_ + b_ * m]);
             const Address a = ptr[reg_pa_ + 32 * m];
             const Address b = key_.src1_scalar ? ptr[rsp + bcast_off()]
                                                : ptr[reg_pb_ + 32 * m];
-            select(vec(m), a, b);
+            select(vec(m), a, b, y_mask());
         }
         add(reg_pc_, reg_ic_);
         add(reg_pa_, reg_ia_);
         add(reg_pb_, reg_ib_);
         deinterleave();
-        if (h == 1 && !tail)
-            mov(reg_q_, reg_pd_);
-        for (int k = 0; k < c_; ++k) {
-            const int64_t slot = out_off() + 64 * k;
-            const Ymm r = channel(k);
-            if (h == 0 || tail) {
-                vmovdqu(ptr[rsp + slot + 32 * h], r);
-                continue;
-            }
-            vmovdqu(y_t_, ptr[rsp + slot]);
-            if (nt) {
-                vmovntdq(ptr[reg_q_], y_t_);
-                vmovntdq(ptr[reg_q_ + 32], r);
-            } else {
-                vmovdqu(ptr[reg_q_], y_t_);
-                vmovdqu(ptr[reg_q_ + 32], r);
-            }
-            if (k + 1 < c_)
-                add(reg_q_, reg_ld_);
-        }
+        for (int k = 0; k < c_; ++k)
+            store_channel(k, h, tail, nt, channel(k), y_t_);
     }
 
     // Interleave, block h of the iteration: each row selected, the pairs
@@ -1354,7 +1338,7 @@ private:
                 vpbroadcastb(y_mask(), ptr[reg_tc_]);
                 vpcmpeqb(y_mask(), y_mask(), y_zero());
             } else {
-                cond_zero_mask(ptr[reg_tc_ + b_ * h]);
+                cond_zero_mask(y_mask(), y_zero(), ptr[reg_tc_ + b_ * h]);
             }
             if (key_.src0_scalar && key_.src1_scalar) {
                 bcast(vec(r), ptr[reg_ta_]);
@@ -1366,12 +1350,13 @@ private:
                     vpblendvb(vec(r), vec(r), y_bc, y_mask());
             } else if (key_.src0_scalar) {
                 bcast(y_bc, ptr[reg_ta_]);
-                select(vec(r), y_bc, ptr[reg_tb_ + 32 * h]);
+                select(vec(r), y_bc, ptr[reg_tb_ + 32 * h], y_mask());
             } else if (key_.src1_scalar) {
                 bcast(y_bc, ptr[reg_tb_]);
-                select(vec(r), ptr[reg_ta_ + 32 * h], y_bc);
+                select(vec(r), ptr[reg_ta_ + 32 * h], y_bc, y_mask());
             } else {
-                select(vec(r), ptr[reg_ta_ + 32 * h], ptr[reg_tb_ + 32 * h]);
+                select(vec(r), ptr[reg_ta_ + 32 * h], ptr[reg_tb_ + 32 * h],
+                       y_mask());
             }
             if (r + 1 < c_) {
                 add(reg_tc_, reg_ic_);
@@ -1469,24 +1454,11 @@ private:
         L(l_end);
     }
 
-    void generate() {
-        enter(frame());
-        Label l_tbl;
-        lea(reg_tbl_, ptr[rip + l_tbl]);
-        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
-        mov(reg_pc_, arg(offsetof(select_call_args, cond)));
-        mov(reg_pa_, arg(offsetof(select_call_args, src0)));
-        mov(reg_pb_, arg(offsetof(select_call_args, src1)));
-        mov(reg_pd_, arg(offsetof(select_call_args, dst)));
+    void body() override {
         if (inter_)
             generate_dti();
         else
             generate_dt();
-        leave(reg_param_);
-
-        align(64);
-        L(l_tbl);
-        emit_tables();
     }
 
     const bool inter_;
