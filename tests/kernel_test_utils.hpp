@@ -1069,6 +1069,65 @@ public:
         setProtectModeRE(); // W^X for the harness too
     }
     fn_t get() const { return getCode<fn_t>(); }
+
+    /// What a call through get() recorded in `out`: rbx, rbp, r12-r15 and
+    /// rsp as they were, or which one `kernel` changed.
+    static ::testing::AssertionResult preserved(const uint64_t out[8],
+                                                const std::string &kernel) {
+        const char *names[6] = { "rbx", "rbp", "r12", "r13", "r14", "r15" };
+        for (int i = 0; i < 6; ++i)
+            if (out[i] != magic[i])
+                return ::testing::AssertionFailure()
+                       << names[i] << " clobbered by " << kernel;
+        if (out[6] != out[7])
+            return ::testing::AssertionFailure() << "rsp changed by " << kernel;
+        return ::testing::AssertionSuccess();
+    }
+};
+
+/// The arguments of one direct kernel call on the operands at `ptr`
+/// (cond, src_0, src_1, dst): `rows` rows of `n`, the inputs' row strides
+/// and dst's in bytes, a fence at the end.
+inline si::select_call_args call_args(const void *const *ptr, int64_t n,
+                                      int64_t rows, int64_t cond_stride,
+                                      int64_t src0_stride, int64_t src1_stride,
+                                      int64_t dst_stride) {
+    si::select_call_args a {};
+    a.cond = ptr[0];
+    a.src0 = ptr[1];
+    a.src1 = ptr[2];
+    a.dst = const_cast<void *>(ptr[3]);
+    a.n = static_cast<uint64_t>(n);
+    a.rows = static_cast<uint64_t>(rows);
+    a.cond_stride = cond_stride;
+    a.src0_stride = src0_stride;
+    a.src1_stride = src1_stride;
+    a.dst_stride = dst_stride;
+    a.fence = 1;
+    return a;
+}
+
+/// The four operands of a direct kernel call, `bytes(op)` each, in buffers
+/// of their own starting a cache line (the nt variants' dst): cond as
+/// 0/1 bytes, the others random bytes.
+struct aligned_operands {
+    std::vector<uint8_t> buf[4];
+    const void *ptr[4] = {};
+
+    template <typename Bytes>
+    aligned_operands(Bytes bytes, std::mt19937_64 &g) {
+        for (int op = 0; op < 4; ++op) {
+            const size_t n = bytes(op);
+            buf[op].resize(n + 64);
+            auto *p = buf[op].data();
+            p += (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
+            if (op == 0)
+                fill_cond(p, n, g);
+            else
+                fill_bytes(p, n, g);
+            ptr[op] = p;
+        }
+    }
 };
 
 // ---------------------------------------------------------------------------

@@ -68,19 +68,8 @@ struct dt_case {
 };
 
 si::select_call_args dt_args(const dt_case &c, const void *const *ptr) {
-    si::select_call_args a {};
-    a.cond = ptr[0];
-    a.src0 = ptr[1];
-    a.src1 = ptr[2];
-    a.dst = const_cast<void *>(ptr[3]);
-    a.n = static_cast<uint64_t>(c.cols);
-    a.rows = static_cast<uint64_t>(c.rows);
-    a.cond_stride = c.stride[0];
-    a.src0_stride = c.stride[1];
-    a.src1_stride = c.stride[2];
-    a.dst_stride = c.dst_ld;
-    a.fence = 1;
-    return a;
+    return call_args(ptr, c.cols, c.rows, c.stride[0], c.stride[1], c.stride[2],
+                     c.dst_ld);
 }
 
 /// The case's want: ref_select into a copy of dst's bytes (gaps kept), and
@@ -222,29 +211,14 @@ TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
         c.stride[0] = c.cols;
         c.stride[1] = c.stride[2] = c.cols * 4;
         c.dst_ld = 192;
-        std::vector<uint8_t> buf[4];
-        const void *ptr[4];
-        for (int op = 0; op < 4; ++op) {
-            buf[op].resize(c.bytes(op) + 64);
-            // 64-byte aligned within the buffer (the nt variant's dst).
-            auto *p = buf[op].data();
-            p += (64 - reinterpret_cast<uintptr_t>(p) % 64) % 64;
-            if (op == 0)
-                fill_cond(p, c.bytes(op), g);
-            else
-                fill_bytes(p, c.bytes(op), g);
-            ptr[op] = p;
-        }
+        const aligned_operands o([&](int op) { return c.bytes(op); }, g);
+        const void *const *ptr = o.ptr;
         const auto want = dt_want(c, ptr);
         const auto a = dt_args(c, ptr);
         const auto kern = si::create_jit_select_kernel(c.key);
         uint64_t out[8] = {};
         h.get()(kern->fn(), &a, out);
-        const char *names[6] = { "rbx", "rbp", "r12", "r13", "r14", "r15" };
-        for (int i = 0; i < 6; ++i)
-            EXPECT_EQ(out[i], harness::magic[i])
-                    << names[i] << " clobbered by " << kern->name();
-        EXPECT_EQ(out[6], out[7]) << "rsp changed by " << kern->name();
+        EXPECT_TRUE(harness::preserved(out, kern->name()));
         EXPECT_TRUE(bytes_equal(ptr[3], want.data(), want.size(), 4))
                 << c.str();
     }
