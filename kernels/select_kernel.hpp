@@ -47,6 +47,8 @@ constexpr int max_packed_lanes_avx2 = 13;
 /// vpshufb per channel and lane pair, the pairs reloaded from the stack)
 /// ran slower than the scratch path (0.51-0.64 against 0.55-0.70 of the
 /// dense Select on the 2-vCPU Intel Xeon guest; docs/performance.md).
+/// Measured there only: Intel issues vpshufb on one port, AMD's Zen on
+/// two, so the bound may lie higher on AMD.
 constexpr int max_packed_lanes_avx2_e1_cols = 10;
 
 enum class kernel_isa : uint8_t { ref = 0, avx2 = 1, avx512_core = 2 };
