@@ -29,7 +29,7 @@
 // as for the suite; reorder_onednn counts the case's bytes too, so that its
 // GB/s ratio to another is a ratio of times.
 #include <cstring>
-#include <map>
+#include <list>
 #include <memory>
 #include <random>
 #include <string>
@@ -37,6 +37,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
+#include <unistd.h>
 
 #include "bench_harness.hpp"
 #include "bench_selgraph.hpp"
@@ -217,6 +218,7 @@ struct layout_data {
     int64_t st[4][8] = {}; // element strides, 0 where broadcast
     dims_t strides[4];     // per operand, its own dims
     buffer buf[4];
+    size_t held = 0;           // bytes of buf
     std::vector<uint8_t> want; // dst as the oracle writes it
 
     layout_data(const layout_case &lc, dtype t, bool dense)
@@ -239,6 +241,7 @@ struct layout_data {
             const int ew = op == op_cond ? 1 : w;
             const auto bytes = static_cast<size_t>(product(d) * ew);
             buf[op] = buffer(bytes);
+            held += bytes;
             auto *p = buf[op].as<uint8_t>();
             fill_random_bytes(p, bytes, op == op_cond, rng);
         }
@@ -246,6 +249,9 @@ struct layout_data {
                     buf[op_dst].as<uint8_t>() + product(dd) * w);
         run_loop(want.data(), 1);
     }
+
+    /// Bytes it holds: the operands and the oracle's dst.
+    size_t held_bytes() const { return held + want.size(); }
 
     operands ops() const {
         return { buf[op_cond].as<uint8_t>(), buf[op_src0].get(),
@@ -308,12 +314,62 @@ struct layout_data {
     }
 };
 
-layout_data &layout_data_for(const layout_case &lc, dtype t, bool dense) {
-    static std::map<std::string, std::unique_ptr<layout_data>> cache;
-    auto &d = cache[lc.id + dtype_name(t) + (dense ? "d" : "")];
-    if (!d)
-        d = std::make_unique<layout_data>(lc, t, dense);
-    return *d;
+/// What the layout benchmarks keep from one run to the next: each case's
+/// tensors and oneDNN's reorder of it, made on first use (the repetitions
+/// of a run interleaved at random come back to every case). Kept while
+/// they fit half the machine's memory; past it, the entries used longest
+/// ago are freed and made again when next used: at --sg_layout_scale=8 the
+/// cases together need more memory than a 24 GiB machine has.
+class kept_objects {
+public:
+    /// The object under `key`, made by `make` (a std::shared_ptr<T>, T with
+    /// held_bytes()) where there is none. Shared: an entry evicted while a
+    /// benchmark still uses it lives until that benchmark lets it go.
+    template <typename T, typename Make>
+    std::shared_ptr<T> get(const std::string &key, Make make) {
+        for (auto it = entries_.begin(); it != entries_.end(); ++it)
+            if (it->key == key) {
+                entries_.splice(entries_.begin(), entries_, it);
+                return std::static_pointer_cast<T>(it->obj);
+            }
+        std::shared_ptr<T> obj = make();
+        const size_t bytes = obj->held_bytes();
+        while (!entries_.empty() && held_ + bytes > budget()) {
+            held_ -= entries_.back().bytes;
+            entries_.pop_back();
+        }
+        held_ += bytes;
+        entries_.push_front({ key, obj, bytes });
+        return obj;
+    }
+
+    static kept_objects &global() {
+        static kept_objects k;
+        return k;
+    }
+
+private:
+    static size_t budget() {
+        const long pages = sysconf(_SC_PHYS_PAGES);
+        const long page = sysconf(_SC_PAGE_SIZE);
+        return pages > 0 && page > 0 ? static_cast<size_t>(pages)
+                                               * static_cast<size_t>(page) / 2
+                                     : size_t(8) << 30;
+    }
+    struct entry {
+        std::string key;
+        std::shared_ptr<void> obj;
+        size_t bytes;
+    };
+    std::list<entry> entries_; // most recently used first
+    size_t held_ = 0;
+};
+
+std::shared_ptr<layout_data> layout_data_for(const layout_case &lc, dtype t,
+                                             bool dense) {
+    return kept_objects::global().get<layout_data>(
+            lc.id + dtype_name(t) + (dense ? "d" : ""),
+            [&] { return std::make_shared<layout_data>(lc, t, dense); });
 }
 
 /// oneDNN's reorder of a case's odd operand between its own layout and
@@ -325,6 +381,10 @@ struct onednn_reorder {
     dnnl::memory from, to;
     dnnl::reorder prim;
     std::string impl;
+
+    size_t bytes = 0; // of from and to
+
+    size_t held_bytes() const { return bytes; }
 
     onednn_reorder(const layout_case &lc, dtype t) {
         using dt = dnnl::memory::data_type;
@@ -342,6 +402,7 @@ struct onednn_reorder {
         to = dnnl::memory(pd.dst_desc(), eng);
         std::memset(from.get_data_handle(), 0x3c, pd.src_desc().get_size());
         std::memset(to.get_data_handle(), 0, pd.dst_desc().get_size());
+        bytes = pd.src_desc().get_size() + pd.dst_desc().get_size();
         prim = dnnl::reorder(pd);
         impl = pd.impl_info_str();
     }
@@ -351,20 +412,17 @@ struct onednn_reorder {
     }
 };
 
-/// The reorder of `lc` in type `t`, made once; null with `why` where
-/// oneDNN has none.
-onednn_reorder *reorder_for(const layout_case &lc, dtype t, std::string &why) {
-    static std::map<std::string, std::unique_ptr<onednn_reorder>> cache;
-    auto &r = cache[lc.id + dtype_name(t)];
-    if (!r) {
-        try {
-            r = std::make_unique<onednn_reorder>(lc, t);
-        } catch (const dnnl::error &e) {
-            why = std::string("oneDNN reorder: ") + e.what();
-            return nullptr;
-        }
+/// The reorder of `lc` in type `t`; null with `why` where oneDNN has none.
+std::shared_ptr<onednn_reorder> reorder_for(const layout_case &lc, dtype t,
+                                            std::string &why) {
+    try {
+        return kept_objects::global().get<onednn_reorder>(
+                lc.id + dtype_name(t) + "r",
+                [&] { return std::make_shared<onednn_reorder>(lc, t); });
+    } catch (const dnnl::error &e) {
+        why = std::string("oneDNN reorder: ") + e.what();
+        return nullptr;
     }
-    return r.get();
 }
 
 const char *operand_name(int op) {
@@ -378,14 +436,15 @@ void bm_layout(benchmark::State &st, const layout_case *lc, dtype t, int nthr,
                layout_impl kind, selgraph::cpu_isa isa) {
     omp_set_num_threads(nthr);
     const bool dense = kind == layout_impl::dense;
-    layout_data &d = layout_data_for(*lc, t, dense);
+    const std::shared_ptr<layout_data> kept = layout_data_for(*lc, t, dense);
+    layout_data &d = *kept;
     std::function<void()> fn;
     bool fresh = false;
     if (kind == layout_impl::reorder) {
         // Not a Select: no oracle to check; the case's bytes, so that GB/s
         // ratios are time ratios.
         std::string why;
-        onednn_reorder *r = reorder_for(*lc, t, why);
+        const std::shared_ptr<onednn_reorder> r = reorder_for(*lc, t, why);
         if (!r) {
             st.SkipWithError(why.c_str());
             return;
