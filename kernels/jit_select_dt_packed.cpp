@@ -54,7 +54,9 @@ namespace {
 using namespace Xbyak;
 
 // What the packed kernels share: the key and name, the element size, the
-// frame (callee-saved registers, the stack block, the fence and return)
+// argument and operand registers, the kernel's outline (generate(): the
+// frame with the callee-saved registers, the stack block, the operands'
+// pointers, the body, the fence and return, the tables after the code)
 // and W^X once generated.
 class jit_packed_base : public CodeGenerator, public select_kernel {
 public:
@@ -68,6 +70,39 @@ protected:
         , key_(key)
         , name_(kernel_name(key))
         , es_(key.elem_size) {}
+    virtual ~jit_packed_base() = default;
+
+    const Reg64 reg_param_ = rdi;
+    const Reg64 reg_pc_ = r8; // cond, src_0, src_1, dst at the block
+    const Reg64 reg_pa_ = r9;
+    const Reg64 reg_pb_ = r10;
+    const Reg64 reg_pd_ = r11;
+    const Reg64 reg_tbl_ = rbx; // the tables after the code
+
+    // A field of the call's select_call_args.
+    Address arg(size_t off) const { return ptr[reg_param_ + off]; }
+
+    // The kernel: frame() bytes of stack, the table's address in reg_tbl_,
+    // the operands' pointers, body(), and emit_tables() after the code.
+    // Called by the most derived constructor, then finish().
+    void generate() {
+        enter(frame());
+        Label l_tbl;
+        lea(reg_tbl_, ptr[rip + l_tbl]);
+        mov(reg_pc_, arg(offsetof(select_call_args, cond)));
+        mov(reg_pa_, arg(offsetof(select_call_args, src0)));
+        mov(reg_pb_, arg(offsetof(select_call_args, src1)));
+        mov(reg_pd_, arg(offsetof(select_call_args, dst)));
+        body();
+        leave(reg_param_);
+
+        align(64);
+        L(l_tbl);
+        emit_tables();
+    }
+    virtual int64_t frame() const = 0;
+    virtual void body() = 0;
+    virtual void emit_tables() = 0;
 
     // After generate(): the buffer was only ever read+write; now
     // read+execute.
@@ -226,18 +261,13 @@ public:
     }
 
 private:
-    const Reg64 reg_param_ = rdi;
-    const Reg64 reg_pc_ = r8; // cond, src_0, src_1 at the current block
-    const Reg64 reg_pa_ = r9;
-    const Reg64 reg_pb_ = r10;
-    const Reg64 reg_pd_ = r11; // dst at the current block's first row
+    // reg_pd_: dst at the current block's first row.
     const Reg64 reg_rows_ = rcx;
     const Reg64 reg_ic_ = r12; // bytes from block to block per input
     const Reg64 reg_ia_ = r13;
     const Reg64 reg_ib_ = r14;
     const Reg64 reg_ld_ = r15; // dst bytes between lines (channels)
-    const Reg64 reg_tbl_ = rbx;
-    const Reg64 reg_q_ = rbp; // dst line pointer
+    const Reg64 reg_q_ = rbp;  // dst line pointer
     const Reg64 reg_t_ = rax;
     const Reg64 reg_u_ = rdx;
     const Reg64 reg_v_ = rsi;
@@ -253,7 +283,7 @@ private:
     int64_t src_off(int op) const {
         return round64(c_ * lanes_) + (op - 1) * 64 * c_;
     }
-    int64_t frame() const { return src_off(2) + 64 * c_; }
+    int64_t frame() const override { return src_off(2) + 64 * c_; }
     static int64_t round64(int64_t v) { return (v + 63) / 64 * 64; }
 
     // The data after the code: expansion indices (c vectors: lane i of
@@ -269,7 +299,7 @@ private:
         return 64 * (c_ + c_ * pairs_) + 8 * (line * pairs_ + p);
     }
 
-    void emit_tables() {
+    void emit_tables() override {
         for (int m = 0; m < c_; ++m)
             for (int i = 0; i < lanes_; ++i)
                 emit_lane((lanes_ * m + i) % c_);
@@ -426,15 +456,7 @@ private:
         }
     }
 
-    void generate() {
-        enter(frame());
-        Label l_tbl;
-        lea(reg_tbl_, ptr[rip + l_tbl]);
-        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
-        mov(reg_pc_, arg(offsetof(select_call_args, cond)));
-        mov(reg_pa_, arg(offsetof(select_call_args, src0)));
-        mov(reg_pb_, arg(offsetof(select_call_args, src1)));
-        mov(reg_pd_, arg(offsetof(select_call_args, dst)));
+    void body() override {
         mov(reg_rows_, arg(offsetof(select_call_args, rows)));
         mov(reg_ld_, arg(offsetof(select_call_args, dst_stride)));
 
@@ -497,11 +519,6 @@ private:
         block(true);
 
         L(l_end);
-        leave(reg_param_);
-
-        align(64);
-        L(l_tbl);
-        emit_tables();
     }
 
     const int c_, pairs_;
@@ -530,17 +547,12 @@ public:
     }
 
 private:
-    const Reg64 reg_param_ = rdi;
-    const Reg64 reg_pc_ = r8; // row 0 of each input at the current block
-    const Reg64 reg_pa_ = r9;
-    const Reg64 reg_pb_ = r10;
-    const Reg64 reg_pd_ = r11;
+    // reg_pc_, reg_pa_, reg_pb_: row 0 of each input at the current block.
     const Reg64 reg_n_ = rcx;  // columns left
     const Reg64 reg_cs_ = r12; // bytes between rows
     const Reg64 reg_as_ = r13;
     const Reg64 reg_bs_ = r14;
     const Reg64 reg_tc_ = r15; // row pointers within a block
-    const Reg64 reg_tbl_ = rbx;
     const Reg64 reg_ta_ = rbp;
     const Reg64 reg_tb_ = rax;
     const Reg64 reg_u_ = rdx;
@@ -558,7 +570,7 @@ private:
     int64_t mask_tbl(int m, int p) const {
         return 64 * c_ * pairs_ + 8 * (m * pairs_ + p);
     }
-    void emit_tables() {
+    void emit_tables() override {
         for (int m = 0; m < c_; ++m)
             for (int p = 0; p < pairs_; ++p)
                 for (int i = 0; i < lanes_; ++i) {
@@ -658,15 +670,8 @@ private:
         }
     }
 
-    void generate() {
-        enter(0);
-        Label l_tbl;
-        lea(reg_tbl_, ptr[rip + l_tbl]);
-        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
-        mov(reg_pc_, arg(offsetof(select_call_args, cond)));
-        mov(reg_pa_, arg(offsetof(select_call_args, src0)));
-        mov(reg_pb_, arg(offsetof(select_call_args, src1)));
-        mov(reg_pd_, arg(offsetof(select_call_args, dst)));
+    int64_t frame() const override { return 0; }
+    void body() override {
         mov(reg_n_, arg(offsetof(select_call_args, n)));
         mov(reg_cs_, arg(offsetof(select_call_args, cond_stride)));
         mov(reg_as_, arg(offsetof(select_call_args, src0_stride)));
@@ -696,11 +701,6 @@ private:
         block(true);
 
         L(l_end);
-        leave(reg_param_);
-
-        align(64);
-        L(l_tbl);
-        emit_tables();
     }
 
     const int c_, pairs_;
@@ -724,13 +724,8 @@ protected:
         : jit_packed_base(key)
         , c_(c)
         , b_(32 / key.elem_size) {}
-    virtual ~jit_packed_avx2_base() = default;
 
-    const Reg64 reg_param_ = rdi;
-    const Reg64 reg_pc_ = r8; // cond, src_0, src_1, dst at the iteration
-    const Reg64 reg_pa_ = r9;
-    const Reg64 reg_pb_ = r10;
-    const Reg64 reg_pd_ = r11;
+    // reg_pc_, reg_pa_, reg_pb_, reg_pd_: the operands at the iteration.
     const Reg64 reg_n_ = rcx; // rows (pixels) left
     // dt_cols: bytes from block to block per input; dt_rows: bytes
     // between rows.
@@ -738,7 +733,6 @@ protected:
     const Reg64 reg_ia_ = r13;
     const Reg64 reg_ib_ = r14;
     const Reg64 reg_ld_ = r15; // dt_cols: dst bytes between lines
-    const Reg64 reg_tbl_ = rbx;
     const Reg64 reg_q_ = rbp;
     const Reg64 reg_t_ = rax;
     const Reg64 reg_u_ = rdx;
@@ -837,28 +831,6 @@ protected:
             add(reg_q_, reg_ld_);
     }
 
-    // The kernel: frame, the table's address in reg_tbl_, the operands'
-    // pointers, body(), and the tables after the code.
-    void generate() {
-        enter(frame());
-        Label l_tbl;
-        lea(reg_tbl_, ptr[rip + l_tbl]);
-        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
-        mov(reg_pc_, arg(offsetof(select_call_args, cond)));
-        mov(reg_pa_, arg(offsetof(select_call_args, src0)));
-        mov(reg_pb_, arg(offsetof(select_call_args, src1)));
-        mov(reg_pd_, arg(offsetof(select_call_args, dst)));
-        body();
-        leave(reg_param_);
-
-        align(64);
-        L(l_tbl);
-        emit_tables();
-    }
-    virtual int64_t frame() const = 0;
-    virtual void body() = 0;
-    virtual void emit_tables() = 0;
-
     // dt_cols: block h (0, 1) of the iteration, B rows: selected and
     // de-interleaved; block 0's channels to the stack at out_off(), block
     // 1's stored after block 0's into dst (tail: to the stack too),
@@ -870,7 +842,6 @@ protected:
 
     // dt_cols: the loop over the rows, pointers loaded.
     void generate_dt() {
-        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         mov(reg_n_, arg(offsetof(select_call_args, rows)));
         mov(reg_ld_, arg(offsetof(select_call_args, dst_stride)));
         int shift = 0; // log2(B)
@@ -1382,7 +1353,6 @@ private:
     }
 
     void generate_dti() {
-        const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         mov(reg_n_, arg(offsetof(select_call_args, n)));
         mov(reg_ic_, arg(offsetof(select_call_args, cond_stride)));
         mov(reg_ia_, arg(offsetof(select_call_args, src0_stride)));
