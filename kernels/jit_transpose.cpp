@@ -68,7 +68,8 @@
 // not aligned so run as in the regular kernel; an sfence ends the call
 // unless the caller fences itself (`fence` = 0). With a carry
 // (transpose_call_args::carry; 2- to 8-byte elements) a dst that is not
-// aligned so streams whole lines too: blocks of 2 * sb columns, each
+// aligned so streams whole lines too: blocks of 2 * sb columns (AVX2: 4
+// lines of a row where they are at most 64 columns), each
 // row's piece joined to the previous block's tail (carried_block; the
 // join is vpermi2w / vpermi2d on AVX-512, vpermd and vpblendvb, plus
 // shifts for 2-byte elements, on AVX2: carry_rows_avx2).
@@ -1166,30 +1167,33 @@ private:
         jnz(l_cols, T_NEAR);
         cmp(qword[reg_param_ + offsetof(transpose_call_args, carry)], 0);
         je(l_cols, T_NEAR);
-        column_blocks(l_cols, 2 * sb_, [&] {
+        column_blocks(l_cols, cb_, [&] {
             carried_block();
             add(reg_r0_, tr_);
         });
     }
 
-    // A block of tr_ rows by 2 * sb_ columns through the staging block, as
+    // A block of tr_ rows by cb_ columns through the staging block, as
     // staged_block, into dst rows that do not start cache lines. A row's
-    // piece (two to four vectors) at a, m = a % 64 bytes past a line, is
+    // piece (two to eight vectors) at a, m = a % 64 bytes past a line, is
     // joined to the previous block's last vector (the row's carry slot):
     // the m bytes of the slot's end, then the piece's first vlen - m bytes
     // (AVX-512: vpermi2{w,d} with indices vlen / g_ - m / g_ + e; AVX2:
     // carry_rows_avx2) make the aligned line at a - m, and so on along the
-    // piece, streamed; the piece's last 64 bytes become the slot. Two lines of
-    // a row back to back: streaming one line of each of the tile's rows, rows a
-    // little less than 4 KiB apart (or 8), ran at 0.55-0.65 of the speed of two
-    // (L12: its rows' lines agree in address bits 6 to 11;
-    // docs/performance.md). The first block of a chain (c0 = 0 without
-    // carry_in) has no slot to join, and the last block of a call whose
-    // carry_out is not honoured must leave no byte in the slots: their
-    // partial lines are stored with regular stores (carry_rows).
+    // piece, streamed; the piece's last 64 bytes become the slot. Lines of
+    // a row back to back (cb_): streaming one line of each of the tile's
+    // rows, rows a little less than 4 KiB apart (or 8), ran at 0.55-0.65 of
+    // the speed of two on an Intel Xeon (L12: its rows' lines agree in
+    // address bits 6 to 11; docs/performance.md). The first block of a chain
+    // (c0 = 0 without carry_in) has no slot to join, and the last block of a
+    // call whose carry_out is not honoured must leave no byte in the slots:
+    // their partial lines are stored with regular stores (carry_rows).
     void carried_block() {
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
-        for (int sub = 0; sub < 2 * sb_ / kc_; ++sub)
+        // The staged rows, and a tail's reads two vectors past the last.
+        if (carry_at() + tr_ * carry_pitch() + 2 * vlen > stage_max + 64)
+            throw Error(ERR_INTERNAL);
+        for (int sub = 0; sub < cb_ / kc_; ++sub)
             full_tile(true, sub, carry_pitch(), carry_at());
         mov(reg_tmp2_, ptr[rsp + stk_stage]);
         if (carry_at())
@@ -1200,19 +1204,18 @@ private:
         shl(reg_tmp_, 6);
         add(r15, reg_tmp_);
         // The block ends the chain where it is the call's last whole block
-        // and the call's carry_out is not honoured (a multiple of 2 * sb_
+        // and the call's carry_out is not honoured (a multiple of cb_
         // columns), and starts one where it is the call's first without
         // carry_in.
         Label l_keep, l_end;
         mov(reg_tmp_, arg(offsetof(transpose_call_args, cols)));
         sub(reg_tmp_, ptr[rsp + stk_c0]);
-        cmp(reg_tmp_, 4 * sb_); // two blocks of 2 * sb_
+        cmp(reg_tmp_, 2 * cb_); // two blocks
         jae(l_keep, T_NEAR);
         cmp(qword[reg_param_ + offsetof(transpose_call_args, carry_out)], 0);
         Label l_flush;
         je(l_flush, T_NEAR);
-        test(byte[reg_param_ + offsetof(transpose_call_args, cols)],
-             2 * sb_ - 1);
+        test(byte[reg_param_ + offsetof(transpose_call_args, cols)], cb_ - 1);
         jz(l_keep, T_NEAR);
         L(l_flush);
         carried_rows(true);
@@ -1237,11 +1240,11 @@ private:
         L(l_end);
     }
 
-    // The staging block of carried_block: rows of its 2 * sb_ columns
-    // (128 bytes), on AVX2 each after 32 bytes for its carry's upper half
+    // The staging block of carried_block: rows of its cb_ columns (128 or
+    // 256 bytes), on AVX2 each after 32 bytes for its carry's upper half
     // (carry_rows).
     int carry_at() const { return is_avx512 ? 0 : 32; }
-    int carry_pitch() const { return 2 * sb_ * w_ + carry_at(); }
+    int carry_pitch() const { return cb_ * w_ + carry_at(); }
 
     // carried_block's rows (reg_tmp2_: the staging block, reg_q_: dst row
     // 0, r15: row 0's slot): each piece's aligned lines streamed, its last
@@ -1264,7 +1267,7 @@ private:
     // blocks of 64 rows) ran their dst transposes 3.5x slower than aligned
     // rows (docs/performance.md).
     void carry_rows_avx512(bool head, bool tail) {
-        const int row_bytes = 2 * sb_ * w_, nv = row_bytes / vlen;
+        const int row_bytes = cb_ * w_, nv = row_bytes / vlen;
         const int n_e = vlen / g_;
         const Zmm cur[4] = { Zmm(0), Zmm(1), Zmm(5), Zmm(6) };
         const Zmm car(2), idx(3), idx1(4);
@@ -1365,7 +1368,7 @@ private:
     // aligned lines, and for 2-byte elements where m % 4 = 2 the piece's
     // first (last) element by a scalar store.
     void carry_rows_avx2(bool head, bool tail) {
-        const int rb = 2 * sb_ * w_, nv = rb / vlen, pitch = carry_pitch();
+        const int rb = cb_ * w_, nv = rb / vlen, pitch = carry_pitch();
         const bool words = w_ == 2;
         const Ymm iota(15), idx(14), msk(13), idx2(12), msk2(11), q(10);
         const Xmm up(9), down(8);
@@ -2103,6 +2106,17 @@ private:
     const bool nt_; // non-temporal variant
     const int sb_;  // its column block: max(kc_, 64 / w_) columns
     const int kcw_; // columns of a wide tile: n_lanes * nl_
+    // The columns of a carried block (carried_block): AVX-512 two lines
+    // of each row (2 * sb_), AVX2 four where they are at most
+    // transpose_carry_cols columns (4- and 8-byte elements), two
+    // otherwise. Into L12's dst rows (8188 bytes apart), 4 lines a row
+    // took the AVX2 f32 dst transposes 0.72x the time of 2 (mid-chain
+    // strips, Zen 3; 1 line: 1.5x), and 0.89x with rows 8252 bytes apart
+    // (docs/performance.md).
+    const int cb_ =
+            is_avx512 ? 2 * sb_
+                      : std::max(2 * sb_,
+                                 std::min(256 / w_, int(transpose_carry_cols)));
     const bool wide_;
     // The most rows of a call that runs one row per 16-byte lane (0:
     // none). AVX-512 (short_rows): a lane's 16 / w rows of 1- and 2-byte
