@@ -604,15 +604,15 @@ private:
         mov(ptr[rsp + stk_nx_step], rax);
     }
 
-    // A block of tr_ rows by sb_ columns through the staging block: its
-    // sb_ / kc_ register tiles, then each staged row to dst with
+    // A block of tr_ rows by `width` columns through the staging block:
+    // its width / kc_ register tiles, then each staged row to dst with
     // non-temporal vector stores (dst rows 64-byte aligned).
-    void staged_block() {
-        for (int sub = 0; sub < sb_ / kc_; ++sub)
-            full_tile(true, sub, sb_ * w_);
+    void staged_block(int width) {
+        for (int sub = 0; sub < width / kc_; ++sub)
+            full_tile(true, sub, width * w_);
         mov(reg_tmp2_, ptr[rsp + stk_stage]);
         row_pointer();
-        const int row_bytes = sb_ * w_, nv = row_bytes / vlen;
+        const int row_bytes = width * w_, nv = row_bytes / vlen;
         int v = 0;
         for (int row = 0; row < tr_; ++row) {
             if (row > 0 && row % 4 == 0)
@@ -1156,8 +1156,22 @@ private:
             wide_blocks(l_staged, l_cols);
             L(l_staged);
         }
+        if (tr_ * sb4_ * w_ > stage_max)
+            throw Error(ERR_INTERNAL);
+        if (sb4_ > sb_) {
+            // AVX2: four lines of each row where dst_ld is a multiple of
+            // 256 bytes (sb4_), the blocks of one line after them.
+            Label l_one;
+            test(reg_dld_, 255);
+            jnz(l_one, T_NEAR);
+            column_blocks(l_one, sb4_, [&] {
+                staged_block(sb4_);
+                add(reg_r0_, tr_);
+            });
+            L(l_one);
+        }
         column_blocks(l_cols, sb_, [&] {
-            staged_block();
+            staged_block(sb_);
             add(reg_r0_, tr_);
         });
         if (!carry_ok_)
@@ -2113,6 +2127,16 @@ private:
     // took the AVX2 f32 dst transposes 0.72x the time of 2 (mid-chain
     // strips, Zen 3; 1 line: 1.5x), and 0.89x with rows 8252 bytes apart
     // (docs/performance.md).
+    // The columns of an aligned dst's staged blocks (staged_block) where
+    // dst_ld is a multiple of 256 bytes, so that the rows of a band of
+    // 128 share at most 64 / 4 of the L1's sets: AVX2 four lines of each
+    // row (2- to 8-byte elements; bytes' 32-row tiles would outgrow the
+    // staging block), elsewhere one (sb_). One line of each row streamed
+    // the AVX2 f32 dst transposes into rows 8192 bytes apart at about
+    // half the speed of four on the Zen 3 guest, and 0.7-0.8x with the
+    // rows 1024 or 512 bytes off a multiple of 4 KiB, but 1.2-1.4x faster
+    // with the rows one or two lines off (docs/performance.md).
+    const int sb4_ = !is_avx512 && w_ >= 2 ? 4 * sb_ : sb_;
     const int cb_ =
             is_avx512 ? 2 * sb_
                       : std::max(2 * sb_,

@@ -364,7 +364,9 @@ TEST_P(kernel_transpose, NonTemporalStagedBlocksBitExact) {
     // L1: src lines close together, lines far apart over the L1's sets
     // (12 KiB and a little more apart) of a source in the caches
     // (src_cached, as the scratch is), and lines 8 KiB apart, which fall
-    // into one set and take the staging block.
+    // into one set and take the staging block. AVX2 stages blocks of four
+    // lines of each row where dst_ld is a multiple of 256 bytes, then
+    // blocks of one: columns past four blocks, and such dst_ld.
     auto &g = rng();
     int fails = 0;
     for (int w : elem_sizes) {
@@ -375,18 +377,27 @@ TEST_P(kernel_transpose, NonTemporalStagedBlocksBitExact) {
         const uint64_t sb = std::max<uint64_t>(tc, 64 / w);
         for (uint64_t r :
              { uint64_t(1), tr - 1, tr, tr + 1, 2 * tr, 3 * tr + 5 })
-            for (uint64_t c :
-                 { sb - 1, sb, sb + 1, 2 * sb, 2 * sb + tc + 3, 3 * sb })
-                for (int64_t gap : { 0, 64 })
+            for (uint64_t c : { sb - 1, sb, sb + 1, 2 * sb, 2 * sb + tc + 3,
+                                3 * sb, 4 * sb, 5 * sb + tc + 3, 8 * sb })
+                for (int64_t gap : { 0, 64, 256 })
                     for (int64_t ld :
                          { int64_t(r * w) + 3 * w, int64_t(12288 + 256 + w),
                            int64_t(8192) }) {
+                        // Four-line blocks need 4 * sb columns: the
+                        // narrower ones once, with dst_ld a multiple of
+                        // 256 bytes.
+                        if ((gap == 256) != (c >= 4 * sb) && c != 3 * sb)
+                            continue;
                         si::transpose_call_args a {};
                         a.rows = r;
                         a.cols = c;
                         a.src_ld = ld;
                         a.src_cached = 1;
-                        a.dst_ld = static_cast<int64_t>((c * w + 63) / 64 * 64)
+                        // gap 256: the row rounded up to 256 bytes, then
+                        // 256 more.
+                        const int64_t grain = gap == 256 ? 256 : 64;
+                        a.dst_ld = static_cast<int64_t>((c * w + grain - 1)
+                                                        / grain * grain)
                                    + gap;
                         const size_t sb_bytes = src_bytes(a, w);
                         const size_t db = dst_bytes(a, w);
