@@ -1,4 +1,4 @@
-// Layout cases L1..L19: Select with operands in channels-last, permuted or
+// Layout cases L1..L20: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
@@ -9,8 +9,9 @@
 // is staged and src_0 then transposed; L18: twelve channels, where the
 // dst transpose's calls have fewer rows than a register tile of bytes and
 // of AVX2's words; L19: L16's images the other way, NCHW inputs into an
-// NHWC dst, so that the tiles hold 3 rows), each measured in
-// the same run as
+// NHWC dst, so that the tiles hold 3 rows; L20: L12 with dst rows whole
+// lines and a multiple of 4 KiB apart, which share one L1 set), each
+// measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
 //   <case>/<type>/t<threads>/dense_<isa>      the same shapes, row-major
@@ -180,6 +181,12 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           "[16,3,224,224] NCHW inputs, dst NHWC",
           { rgb, rgb, rgb, rgb },
           { {}, {}, {}, nhwc },
+          false,
+          op_dst },
+        { "L20",
+          "[2048,2048] dst transposed",
+          { sq, sq, sq, sq },
+          { {}, {}, {}, { 1, 0 } },
           false,
           op_dst },
     };

@@ -500,8 +500,8 @@ private:
     // it, to `a`; returns how many pieces were stored. A pair is one
     // vperm2i128 and one 32-byte store where the two 16-byte pieces took
     // a store and an extract-and-store: on the Zen 3 guest the f32
-    // transposes of [2048, 2048] src_0 stored transposed took 1.17-1.22x
-    // less time (the Select 1.09-1.18x), and a staging block's rows are
+    // transposes of [2048, 2048] src_0 stored transposed ran 1.17-1.22x
+    // faster (the Select 1.09-1.18x), and a staging block's rows are
     // read back whole from one store (docs/performance.md).
     size_t store_pieces(size_t i, const Address &a) {
         const piece &p = pieces_[i];
@@ -2120,6 +2120,16 @@ private:
     const bool nt_; // non-temporal variant
     const int sb_;  // its column block: max(kc_, 64 / w_) columns
     const int kcw_; // columns of a wide tile: n_lanes * nl_
+    // The columns of an aligned dst's staged blocks (staged_block) where
+    // dst_ld is a multiple of 256 bytes, so that the rows of a band of
+    // 128 share at most 64 / 4 of the L1's sets: AVX2 four lines of each
+    // row (2- to 8-byte elements; bytes' 32-row tiles would outgrow the
+    // staging block), elsewhere one (sb_). One line of each row streamed
+    // the AVX2 f32 dst transposes into rows 8192 to 10240 bytes apart at
+    // a third to a half of the speed of four on the Zen 3 guest, 0.8x at
+    // 8448, but 1.2-1.4x faster with the rows one to three lines off a
+    // multiple of 256 bytes (docs/performance.md).
+    const int sb4_ = !is_avx512 && w_ >= 2 ? 4 * sb_ : sb_;
     // The columns of a carried block (carried_block): AVX-512 two lines
     // of each row (2 * sb_), AVX2 four where they are at most
     // transpose_carry_cols columns (4- and 8-byte elements), two
@@ -2127,16 +2137,6 @@ private:
     // took the AVX2 f32 dst transposes 0.72x the time of 2 (mid-chain
     // strips, Zen 3; 1 line: 1.5x), and 0.89x with rows 8252 bytes apart
     // (docs/performance.md).
-    // The columns of an aligned dst's staged blocks (staged_block) where
-    // dst_ld is a multiple of 256 bytes, so that the rows of a band of
-    // 128 share at most 64 / 4 of the L1's sets: AVX2 four lines of each
-    // row (2- to 8-byte elements; bytes' 32-row tiles would outgrow the
-    // staging block), elsewhere one (sb_). One line of each row streamed
-    // the AVX2 f32 dst transposes into rows 8192 bytes apart at about
-    // half the speed of four on the Zen 3 guest, and 0.7-0.8x with the
-    // rows 1024 or 512 bytes off a multiple of 4 KiB, but 1.2-1.4x faster
-    // with the rows one or two lines off (docs/performance.md).
-    const int sb4_ = !is_avx512 && w_ >= 2 ? 4 * sb_ : sb_;
     const int cb_ =
             is_avx512 ? 2 * sb_
                       : std::max(2 * sb_,
