@@ -1204,8 +1204,10 @@ private:
     // their partial lines are stored with regular stores (carry_rows).
     void carried_block() {
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
-        // The staged rows, and a tail's reads two vectors past the last.
-        if (carry_at() + tr_ * carry_pitch() + 2 * vlen > stage_max + 64)
+        // The staged rows, and on AVX2 a tail's reads two vectors past
+        // the last (carry_rows_avx2).
+        if (tr_ * carry_pitch() + (is_avx512 ? 0 : carry_at() + 2 * vlen)
+            > stage_max)
             throw Error(ERR_INTERNAL);
         for (int sub = 0; sub < cb_ / kc_; ++sub)
             full_tile(true, sub, carry_pitch(), carry_at());

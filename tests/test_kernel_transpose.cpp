@@ -621,6 +621,26 @@ TEST_P(kernel_transpose, UnsupportedElementSizeThrows) {
     }
 }
 
+TEST(kernel_transpose_gen, EveryKeyOfEveryIsaGeneratesOnAnyCpu) {
+    // Generating code needs no CPU support: every supported key of both
+    // ISAs is generated here, so that a generation-time check that one
+    // ISA's geometry trips (a staging block too small for its tiles) fails
+    // on every machine, not only on those that run that ISA's tests.
+    for (auto isa : { si::kernel_isa::avx2, si::kernel_isa::avx512_core })
+        for (int w : { 1, 2, 4, 8 })
+            for (int nt = 0; nt < 2; ++nt)
+                for (int lines = 0; lines <= 8; ++lines) {
+                    const si::transpose_key key { isa, uint8_t(w), uint8_t(nt),
+                                                  uint8_t(lines) };
+                    std::shared_ptr<const si::transpose_kernel> k;
+                    EXPECT_NO_THROW(k = si::create_jit_transpose_kernel(key))
+                            << si::transpose_kernel_name(key) << " packed "
+                            << lines;
+                    EXPECT_TRUE(k && k->fn() != nullptr)
+                            << si::transpose_kernel_name(key);
+                }
+}
+
 TEST(kernel_transpose_ref, NoKernelForTheReference) {
     EXPECT_EQ(si::get_transpose_kernel({ si::kernel_isa::ref, 4 }), nullptr);
     EXPECT_THROW(si::create_jit_transpose_kernel({ si::kernel_isa::ref, 4 }),
