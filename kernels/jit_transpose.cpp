@@ -203,7 +203,7 @@ private:
     // Stack slots: c0, rows left in the tile, columns left in the tile,
     // pf_ahead * src_ld, the prefetch offset of this column block (0:
     // none), and the staging block's address (non-temporal variant); the
-    // staging block (at most 64 rows of 64 bytes) follows, 64-byte aligned.
+    // staging block (stage_bytes()) follows, 64-byte aligned.
     static constexpr int stk_c0 = 0, stk_rows = 8, stk_cols = 16;
     static constexpr int stk_pf_dist = 24, stk_pf = 32, stk_stage = 40;
     // The linear prefetch: next line, end, lines per full register tile.
@@ -1120,7 +1120,10 @@ private:
     }
 
     // The packed calls' two blocks (in, out) follow the staging block.
-    int stk_pk_at() const { return stk_slots + (nt_ ? stage_max + 64 : 0); }
+    // The staging block's bytes: stage_max, or AVX2 bytes' four-line
+    // blocks of 32 rows (8 KiB).
+    int stage_bytes() const { return std::max(stage_max, tr_ * sb4_ * w_); }
+    int stk_pk_at() const { return stk_slots + (nt_ ? stage_bytes() + 64 : 0); }
     int stk_size() const { return stk_pk_at() + 2 * packed_max * vlen; }
 
     // Column prefetch offset for the column block at c0 = [rsp + stk_c0]
@@ -1156,7 +1159,7 @@ private:
             wide_blocks(l_staged, l_cols);
             L(l_staged);
         }
-        if (tr_ * sb4_ * w_ > stage_max)
+        if (tr_ * sb4_ * w_ > stage_bytes())
             throw Error(ERR_INTERNAL);
         if (sb4_ > sb_) {
             // AVX2: four lines of each row where dst_ld is a multiple of
@@ -1207,7 +1210,7 @@ private:
         // The staged rows, and on AVX2 a tail's reads two vectors past
         // the last (carry_rows_avx2).
         if (tr_ * carry_pitch() + (is_avx512 ? 0 : carry_at() + 2 * vlen)
-            > stage_max)
+            > stage_bytes())
             throw Error(ERR_INTERNAL);
         for (int sub = 0; sub < cb_ / kc_; ++sub)
             full_tile(true, sub, carry_pitch(), carry_at());
@@ -2125,13 +2128,13 @@ private:
     // The columns of an aligned dst's staged blocks (staged_block) where
     // dst_ld is a multiple of 256 bytes, so that the rows of a band of
     // 128 share at most 64 / 4 of the L1's sets: AVX2 four lines of each
-    // row (2- to 8-byte elements; bytes' 32-row tiles would outgrow the
-    // staging block), elsewhere one (sb_). One line of each row streamed
+    // row, elsewhere one (sb_). One line of each row streamed
     // the AVX2 f32 dst transposes into rows 8192 to 10240 bytes apart at
     // a third to a half of the speed of four on the Zen 3 guest, 0.8x at
     // 8448, but 1.2-1.4x faster with the rows one to three lines off a
-    // multiple of 256 bytes (docs/performance.md).
-    const int sb4_ = !is_avx512 && w_ >= 2 ? 4 * sb_ : sb_;
+    // multiple of 256 bytes; bytes into rows 2048 apart 2.75x
+    // (docs/performance.md).
+    const int sb4_ = is_avx512 ? sb_ : 4 * sb_;
     // The columns of a carried block (carried_block): AVX-512 two lines
     // of each row (2 * sb_), AVX2 four where they are at most
     // transpose_carry_cols columns (4- and 8-byte elements), two
