@@ -63,9 +63,10 @@
 // straight from the register; otherwise the sb / kc register tiles of a
 // block of rows store their pieces into a staging block on the stack (tr
 // rows of sb * w bytes, in L1), and each staged row goes to dst with
-// whole-vector non-temporal stores, full lines only. Rows past the last
-// full block, columns past the last full column block, and a dst that is
-// not aligned so run as in the regular kernel; an sfence ends the call
+// whole-vector non-temporal stores, full lines only. AVX2 runs blocks of
+// 4 * sb columns first where dst_ld is a multiple of 256 bytes (sb4_). Rows
+// past the last full block, columns past the last full column block, and a dst
+// that is not aligned so run as in the regular kernel; an sfence ends the call
 // unless the caller fences itself (`fence` = 0). With a carry
 // (transpose_call_args::carry; 2- to 8-byte elements) a dst that is not
 // aligned so streams whole lines too: blocks of 2 * sb columns (AVX2: 4
@@ -1159,8 +1160,6 @@ private:
             wide_blocks(l_staged, l_cols);
             L(l_staged);
         }
-        if (tr_ * sb4_ * w_ > stage_bytes())
-            throw Error(ERR_INTERNAL);
         if (sb4_ > sb_) {
             // AVX2: four lines of each row where dst_ld is a multiple of
             // 256 bytes (sb4_), the blocks of one line after them.
