@@ -14,10 +14,19 @@
 //   AVX2:    widen E cond bytes to lanes (vpmovzxb{w,d,q}), compare with
 //            zero (lanes of all ones where cond is false), vpblendvb.
 // Tails: AVX-512 uses an opmask for the cond bytes, the loads and the
-// store, so no byte outside a tensor is touched; AVX2 finishes the row one
-// element at a time with scalar moves and cmov (32-bit registers for 1- to
-// 4-byte elements, 64-bit ones for 8-byte elements), as it has no
-// byte-granular masks.
+// store, so no byte outside a tensor is touched. AVX2 has no byte-granular
+// masks. With regular stores it ends a row of at least one vector with
+// one more whole vector that ends where the row does, overlapping the
+// vector before: the elements stored twice get the same bits both times,
+// in place too, as select(c, select(c, a, b), b) == select(c, a, b) with
+// dst on src_0 (or on src_1, after the swap that keeps a scalar source in
+// src_1). Rows of 14 f32 padded to 15 (a padded layout shared by all
+// operands) ran 0.54 -> 0.64 of the dense Select's speed
+// (docs/performance.md). Shorter rows, and the head and tail of a row
+// stored non-temporally (a regular store over a line an nt store has just
+// written ran twice as slow), go one element at a time with scalar moves
+// and cmov (32-bit registers for 1- to 4-byte elements, 64-bit ones for
+// 8-byte elements).
 //
 // Cond constant along the row (per-row or 0-D cond): the row is a copy from
 // (or a fill with) the chosen source, decided once per row.
@@ -298,7 +307,8 @@ private:
 
     // --- the loop over one row -------------------------------------------
     // vec(u, off, masked) handles lanes_ elements at reg_i_ + off (masked:
-    // the k_tail_ lanes); elem() handles the element at reg_i_ (AVX2).
+    // the k_tail_ lanes, AVX-512 only); elem() handles the element at
+    // reg_i_ (AVX2).
     template <typename VecOp, typename ElemOp>
     void row_loop(const VecOp &vec, const ElemOp &elem) {
         Label l_unrolled, l_single, l_tail, l_done;
@@ -365,6 +375,16 @@ private:
                 vec(0, 0, true);
             } else {
                 Label l_elem;
+                if (!key_.nt_stores) {
+                    // A row of a vector or more: the whole vector that
+                    // ends it.
+                    cmp(reg_n_, lanes_);
+                    jb(l_elem, T_NEAR);
+                    mov(reg_i_, reg_n_);
+                    sub(reg_i_, lanes_);
+                    vec(0, 0, false);
+                    jmp(l_done, T_NEAR);
+                }
                 L(l_elem);
                 elem();
                 inc(reg_i_);
