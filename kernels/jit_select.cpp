@@ -15,18 +15,21 @@
 //            zero (lanes of all ones where cond is false), vpblendvb.
 // Tails: AVX-512 uses an opmask for the cond bytes, the loads and the
 // store, so no byte outside a tensor is touched. AVX2 has no byte-granular
-// masks. With regular stores it ends a row of at least one vector with
-// one more whole vector that ends where the row does, overlapping the
-// vector before: the elements stored twice get the same bits both times,
-// in place too, as select(c, select(c, a, b), b) == select(c, a, b) with
-// dst on src_0 (or on src_1, after the swap that keeps a scalar source in
-// src_1). Rows of 14 f32 padded to 15 (a padded layout shared by all
-// operands) ran 0.54 -> 0.64 of the dense Select's speed
-// (docs/performance.md). Shorter rows, and the head and tail of a row
-// stored non-temporally (a regular store over a line an nt store has just
-// written ran twice as slow), go one element at a time with scalar moves
-// and cmov (32-bit registers for 1- to 4-byte elements, 64-bit ones for
-// 8-byte elements).
+// masks: it ends a row of at least one vector with one more whole vector
+// that ends where the row does, overlapping the vector before. The
+// elements stored twice get the same bits both times, in place too, as
+// select(c, select(c, a, b), b) == select(c, a, b) with dst on src_0 (or
+// on src_1, after the swap that keeps a scalar source in src_1). Shorter
+// rows go one element at a time with scalar moves and cmov (32-bit
+// registers for 1- to 4-byte elements, 64-bit ones for 8-byte elements).
+//
+// Non-temporal stores: AVX-512 streams a row from its first aligned vector
+// (a line), after a masked head. AVX2 streams whole lines only, two
+// vectors each, and stores the elements before a row's first line and
+// after its last with regular stores that stay off the streamed lines
+// (row_loop_nt_lines): a line written in part by a stream and in part by
+// regular stores is read back and flushed, which left rows 800 bytes apart
+// at a third of the speed of regular stores (docs/performance.md).
 //
 // Cond constant along the row (per-row or 0-D cond): the row is a copy from
 // (or a fill with) the chosen source, decided once per row.
@@ -258,10 +261,12 @@ private:
         else
             vmovdqu(v, ptr[addr]);
     }
+    // AVX2's `masked`: a vector of a non-temporal row's partial lines
+    // (row_loop_nt_lines), stored with a regular store.
     void store_or_plain(const RegExp &addr, const Vmm &v, bool masked) {
         if constexpr (is_avx512)
             store_lanes(addr, v, masked);
-        else if (key_.nt_stores)
+        else if (key_.nt_stores && !masked)
             vmovntdq(ptr[addr], v);
         else
             vmovdqu(ptr[addr], v);
@@ -311,12 +316,18 @@ private:
     // reg_i_ (AVX2).
     template <typename VecOp, typename ElemOp>
     void row_loop(const VecOp &vec, const ElemOp &elem) {
+        if constexpr (!is_avx512)
+            if (key_.nt_stores) {
+                row_loop_nt_lines(vec, elem);
+                return;
+            }
         Label l_unrolled, l_single, l_tail, l_done;
         xor_(reg_i_, reg_i_);
         if (key_.nt_stores) {
-            // Head: elements until dst + i * w is vector-aligned, so that the
-            // body's non-temporal stores are aligned (execute only picks an
-            // nt kernel for a w-aligned dst).
+            // AVX-512 (AVX2 streams whole lines above). Head: the elements
+            // until dst + i * w is vector-aligned, masked, so that the
+            // body's non-temporal stores are aligned (execute only picks
+            // an nt kernel for a w-aligned dst).
             mov(reg_lim_, reg_dst_);
             neg(reg_lim_);
             and_(reg_lim_, vlen - 1);
@@ -328,20 +339,12 @@ private:
                 shr(reg_lim_, 3);
             cmp(reg_lim_, reg_n_);
             cmova(reg_lim_, reg_n_);
-            Label l_head, l_head_done;
+            Label l_head_done;
             test(reg_lim_, reg_lim_);
             jz(l_head_done, T_NEAR);
-            if constexpr (is_avx512) {
-                set_tail_mask(reg_lim_);
-                vec(0, 0, true);
-                mov(reg_i_, reg_lim_);
-            } else {
-                L(l_head);
-                elem();
-                inc(reg_i_);
-                cmp(reg_i_, reg_lim_);
-                jb(l_head, T_NEAR);
-            }
+            set_tail_mask(reg_lim_);
+            vec(0, 0, true);
+            mov(reg_i_, reg_lim_);
             L(l_head_done);
         }
         L(l_unrolled);
@@ -374,17 +377,15 @@ private:
                 set_tail_mask(reg_tmp_);
                 vec(0, 0, true);
             } else {
+                // A row of a vector or more: the whole vector that ends
+                // it.
                 Label l_elem;
-                if (!key_.nt_stores) {
-                    // A row of a vector or more: the whole vector that
-                    // ends it.
-                    cmp(reg_n_, lanes_);
-                    jb(l_elem, T_NEAR);
-                    mov(reg_i_, reg_n_);
-                    sub(reg_i_, lanes_);
-                    vec(0, 0, false);
-                    jmp(l_done, T_NEAR);
-                }
+                cmp(reg_n_, lanes_);
+                jb(l_elem, T_NEAR);
+                mov(reg_i_, reg_n_);
+                sub(reg_i_, lanes_);
+                vec(0, 0, false);
+                jmp(l_done, T_NEAR);
                 L(l_elem);
                 elem();
                 inc(reg_i_);
@@ -393,6 +394,84 @@ private:
             }
         }
         L(l_done);
+    }
+
+    // AVX2, non-temporal stores: a row's whole cache lines are streamed,
+    // two vectors each, and the elements before its first line and after
+    // its last go by regular stores that never reach into a streamed line
+    // (vec's `masked`): whole vectors where there are at least lanes_ of
+    // them (two, overlapping, cover up to a line), else one element at a
+    // time. A row that does not start or end a line (padded rows, rows of
+    // 788 bytes 800 apart) shares its first and last lines with the rows
+    // beside it; streamed halves of such lines, stored around regular
+    // stores, ran a padded Select at a third of the speed of regular
+    // stores (docs/performance.md).
+    template <typename VecOp, typename ElemOp>
+    void row_loop_nt_lines(const VecOp &vec, const ElemOp &elem) {
+        static_assert(2 * vlen == 64, "two AVX2 vectors to a line");
+        // The elements of [reg_i_, reg_lim_), fewer than a line's, with
+        // regular stores; reg_i_ = reg_lim_ after.
+        const auto partial = [&] {
+            Label l_elems, l_elem, l_end;
+            mov(reg_tmp_, reg_lim_);
+            sub(reg_tmp_, reg_i_);
+            jz(l_end, T_NEAR);
+            cmp(reg_tmp_, lanes_);
+            jb(l_elem, T_NEAR);
+            vec(0, 0, true);
+            mov(reg_i_, reg_lim_);
+            sub(reg_i_, lanes_);
+            vec(0, 0, true);
+            jmp(l_elems, T_NEAR);
+            L(l_elem);
+            elem();
+            inc(reg_i_);
+            cmp(reg_i_, reg_lim_);
+            jb(l_elem, T_NEAR);
+            L(l_elems);
+            mov(reg_i_, reg_lim_);
+            L(l_end);
+        };
+        const int shift = w_ == 1 ? 0 : w_ == 2 ? 1 : w_ == 4 ? 2 : 3;
+        xor_(reg_i_, reg_i_);
+        // Head: the elements until dst + i * w starts a line (all of a
+        // row that ends before one).
+        mov(reg_lim_, reg_dst_);
+        neg(reg_lim_);
+        and_(reg_lim_, 63);
+        if (shift)
+            shr(reg_lim_, shift);
+        cmp(reg_lim_, reg_n_);
+        cmova(reg_lim_, reg_n_);
+        partial();
+        // Body: whole lines, streamed; the unrolled loop in pairs of
+        // vectors (an odd unroll takes one more).
+        const int pairs = (unroll_ + 1) / 2;
+        Label l_unrolled, l_line, l_tail;
+        L(l_unrolled);
+        mov(reg_tmp_, reg_n_);
+        sub(reg_tmp_, reg_i_);
+        cmp(reg_tmp_, 2 * pairs * lanes_);
+        jb(l_line, T_NEAR);
+        for (int u = 0; u < 2 * pairs; ++u)
+            vec(u, u * lanes_, false);
+        add(reg_i_, 2 * pairs * lanes_);
+        jmp(l_unrolled, T_NEAR);
+        L(l_line);
+        if (pairs > 1) {
+            cmp(reg_tmp_, 2 * lanes_);
+            jb(l_tail, T_NEAR);
+            vec(0, 0, false);
+            vec(1, lanes_, false);
+            add(reg_i_, 2 * lanes_);
+            mov(reg_tmp_, reg_n_);
+            sub(reg_tmp_, reg_i_);
+            jmp(l_line, T_NEAR);
+        }
+        // Tail: the elements after the last whole line.
+        L(l_tail);
+        mov(reg_lim_, reg_n_);
+        partial();
     }
 
     // k_tail_ = the low `count` lanes (count < lanes_ <= 64).
