@@ -1,4 +1,4 @@
-// Layout cases L1..L20: Select with operands in channels-last, permuted or
+// Layout cases L1..L21: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
@@ -10,7 +10,9 @@
 // dst transpose's calls have fewer rows than a register tile of bytes and
 // of AVX2's words; L19: L16's images the other way, NCHW inputs into an
 // NHWC dst, so that the tiles hold 3 rows; L20: L12 with dst rows whole
-// lines and a multiple of 4 KiB apart, which share one L1 set), each
+// lines and a multiple of 4 KiB apart, which share one L1 set; L21: padded
+// rows shared by every operand, rows of 197 elements 200 apart, so that
+// no two rows fold into one and every row ends off a vector), each
 // measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -57,6 +59,9 @@ struct layout_case {
     bool dense = false; ///< every operand row-major (the reference case)
     /// The one operand whose layout disagrees with the others' (-1: none).
     int odd = -1;
+    /// Elements of padding after each line of every operand's innermost
+    /// dim in memory (where the operand is not broadcast along it).
+    int64_t pad = 0;
 };
 
 // NCHW dims stored channels-last: N, H, W, C from outermost.
@@ -189,25 +194,45 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           { {}, {}, {}, { 1, 0 } },
           false,
           op_dst },
+        { "L21",
+          "[32,12,197,197] rows padded to 200, all operands",
+          { vit, vit, vit, vit },
+          { {}, {}, {}, {} },
+          false,
+          -1,
+          3 },
     };
 }
 
-dims_t strides_of(const dims_t &d, const dims_t &order) {
+/// Element strides of dims `d` stored in `order` (outermost first; empty:
+/// row-major), each line of the innermost dim followed by `pad` elements.
+dims_t strides_of(const dims_t &d, const dims_t &order, int64_t pad = 0) {
     dims_t s(d.size());
-    int64_t acc = 1;
-    if (order.empty()) {
-        for (size_t i = d.size(); i-- > 0;) {
-            s[i] = acc;
-            acc *= d[i];
-        }
+    if (d.empty())
         return s;
-    }
-    for (size_t k = order.size(); k-- > 0;) {
-        const auto i = static_cast<size_t>(order[k]);
+    dims_t o = order;
+    if (o.empty())
+        for (size_t i = 0; i < d.size(); ++i)
+            o.push_back(static_cast<int64_t>(i));
+    int64_t acc = 1;
+    for (size_t k = o.size(); k-- > 0;) {
+        const auto i = static_cast<size_t>(o[k]);
         s[i] = acc;
-        acc *= d[i];
+        acc *= d[i] + (k + 1 == o.size() && d[i] > 1 ? pad : 0);
     }
     return s;
+}
+
+/// Elements from the first to one past the last of dims `d` at strides
+/// `s` (0 for an empty tensor).
+int64_t extent(const dims_t &d, const dims_t &s) {
+    int64_t last = 0;
+    for (size_t i = 0; i < d.size(); ++i) {
+        if (d[i] == 0)
+            return 0;
+        last += (d[i] - 1) * s[i];
+    }
+    return last + 1;
 }
 
 int64_t product(const dims_t &d) {
@@ -226,6 +251,7 @@ struct layout_data {
     dims_t strides[4];     // per operand, its own dims
     buffer buf[4];
     size_t held = 0;           // bytes of buf
+    size_t dst_bytes = 0;      // bytes of dst's span
     std::vector<uint8_t> want; // dst as the oracle writes it
 
     layout_data(const layout_case &lc, dtype t, bool dense)
@@ -237,7 +263,8 @@ struct layout_data {
         std::mt19937_64 rng(20261123);
         for (int op = 0; op < 4; ++op) {
             const dims_t &d = lc.dims[op];
-            strides[op] = strides_of(d, dense ? dims_t() : lc.order[op]);
+            strides[op] = dense ? strides_of(d, dims_t())
+                                : strides_of(d, lc.order[op], lc.pad);
             const int shift = nd - static_cast<int>(d.size());
             for (int i = 0; i < nd; ++i) {
                 const int j = i - shift;
@@ -246,14 +273,17 @@ struct layout_data {
                                     : strides[op][static_cast<size_t>(j)];
             }
             const int ew = op == op_cond ? 1 : w;
-            const auto bytes = static_cast<size_t>(product(d) * ew);
+            const auto bytes = static_cast<size_t>(extent(d, strides[op]) * ew);
             buf[op] = buffer(bytes);
             held += bytes;
+            if (op == op_dst)
+                dst_bytes = bytes;
             auto *p = buf[op].as<uint8_t>();
             fill_random_bytes(p, bytes, op == op_cond, rng);
         }
-        want.assign(buf[op_dst].as<uint8_t>(),
-                    buf[op_dst].as<uint8_t>() + product(dd) * w);
+        // Every byte of dst's span, the gaps between padded lines too, as
+        // a run leaves them: set to 0xFF before it, written by none.
+        want.assign(dst_bytes, 0xFF);
         run_loop(want.data(), 1);
     }
 
