@@ -25,11 +25,9 @@
 //
 // Non-temporal stores: AVX-512 streams a row from its first aligned vector
 // (a line), after a masked head. AVX2 streams whole lines only, two
-// vectors each, and stores the elements before a row's first line and
-// after its last with regular stores that stay off the streamed lines
-// (row_loop_nt_lines): a line written in part by a stream and in part by
-// regular stores is read back and flushed, which left rows 800 bytes apart
-// at a third of the speed of regular stores (docs/performance.md).
+// vectors each, and stores the elements before a row's first streamed
+// line and after its last with regular stores that stay off the streamed
+// lines (row_loop_nt_lines).
 //
 // Cond constant along the row (per-row or 0-D cond): the row is a copy from
 // (or a fill with) the chosen source, decided once per row.
@@ -40,6 +38,7 @@
 #include <xbyak/xbyak.h>
 
 #include "src/common.hpp"
+#include "src/cpu_isa.hpp"
 #include "src/verbose.hpp"
 
 namespace selgraph {
@@ -397,81 +396,140 @@ private:
     }
 
     // AVX2, non-temporal stores: a row's whole cache lines are streamed,
-    // two vectors each, and the elements before its first line and after
-    // its last go by regular stores that never reach into a streamed line
-    // (vec's `masked`): whole vectors where there are at least lanes_ of
-    // them (two, overlapping, cover up to a line), else one element at a
-    // time. A row that does not start or end a line (padded rows, rows of
-    // 788 bytes 800 apart) shares its first and last lines with the rows
-    // beside it; streamed halves of such lines, stored around regular
-    // stores, ran a padded Select at a third of the speed of regular
-    // stores (docs/performance.md).
+    // two vectors each, and the elements before its first streamed line
+    // and after its last go by regular stores that never reach into a
+    // streamed line (vec's `masked`). A row that does not start or end a
+    // line (padded rows, rows of 788 bytes 800 apart) shares its first
+    // and last lines with the rows beside it; streamed halves of such
+    // lines, stored around regular stores, ran a padded Select at a third
+    // of the speed of regular stores (docs/performance.md). Where the
+    // elements before the first whole line (or after the last) are fewer
+    // than a vector's, that line is stored regularly too, so that whole
+    // vectors store them: one element at a time took a third of a bf16
+    // row of 394 bytes' time.
     template <typename VecOp, typename ElemOp>
     void row_loop_nt_lines(const VecOp &vec, const ElemOp &elem) {
         static_assert(2 * vlen == 64, "two AVX2 vectors to a line");
-        // The elements of [reg_i_, reg_lim_), fewer than a line's, with
-        // regular stores; reg_i_ = reg_lim_ after.
-        const auto partial = [&] {
-            Label l_elems, l_elem, l_end;
+        const int line = 2 * lanes_;
+        // The elements [reg_i_, reg_lim_) with regular stores: whole
+        // vectors, the last one overlapping the one before, or one element
+        // at a time where they are fewer than a vector's; reg_i_ =
+        // reg_lim_ after.
+        const auto regular = [&] {
+            Label l_vec, l_elem, l_end;
             mov(reg_tmp_, reg_lim_);
             sub(reg_tmp_, reg_i_);
             jz(l_end, T_NEAR);
             cmp(reg_tmp_, lanes_);
             jb(l_elem, T_NEAR);
+            L(l_vec);
             vec(0, 0, true);
+            add(reg_i_, lanes_);
+            mov(reg_tmp_, reg_lim_);
+            sub(reg_tmp_, reg_i_);
+            cmp(reg_tmp_, lanes_);
+            jae(l_vec, T_NEAR);
+            test(reg_tmp_, reg_tmp_);
+            jz(l_end, T_NEAR);
             mov(reg_i_, reg_lim_);
             sub(reg_i_, lanes_);
             vec(0, 0, true);
-            jmp(l_elems, T_NEAR);
+            mov(reg_i_, reg_lim_);
+            jmp(l_end, T_NEAR);
             L(l_elem);
             elem();
             inc(reg_i_);
             cmp(reg_i_, reg_lim_);
             jb(l_elem, T_NEAR);
-            L(l_elems);
-            mov(reg_i_, reg_lim_);
             L(l_end);
         };
         const int shift = w_ == 1 ? 0 : w_ == 2 ? 1 : w_ == 4 ? 2 : 3;
+        // The next row's first and last lines, where they take regular
+        // stores (they are not whole lines of it), are asked for with
+        // intent to write a row ahead (not past the call's last row): L21
+        // ran 1.05-1.2x faster (docs/performance.md).
+        if (cpu_has_prefetchw()) {
+            Label l_first_done, l_last;
+            cmp(reg_rows_, 1);
+            jbe(l_last, T_NEAR);
+            mov(reg_tmp_,
+                ptr[reg_param_ + offsetof(select_call_args, dst_stride)]);
+            add(reg_tmp_, reg_dst_);
+            test(reg_tmp_.cvt8(), 63);
+            jz(l_first_done, T_NEAR);
+            prefetchw(ptr[reg_tmp_]);
+            L(l_first_done);
+            mov(reg_tmp2_, reg_n_);
+            if (shift)
+                shl(reg_tmp2_, shift);
+            add(reg_tmp_, reg_tmp2_);
+            test(reg_tmp_.cvt8(), 63);
+            jz(l_last, T_NEAR);
+            prefetchw(ptr[reg_tmp_ - 1]);
+            L(l_last);
+        }
         xor_(reg_i_, reg_i_);
-        // Head: the elements until dst + i * w starts a line (all of a
-        // row that ends before one).
+        // Head: the elements until dst + i * w starts a line, and that
+        // line too where they are fewer than a vector's (all of a row that
+        // ends before).
+        Label l_head;
         mov(reg_lim_, reg_dst_);
         neg(reg_lim_);
         and_(reg_lim_, 63);
         if (shift)
             shr(reg_lim_, shift);
+        jz(l_head, T_NEAR);
+        cmp(reg_lim_, lanes_);
+        jae(l_head, T_NEAR);
+        add(reg_lim_, line);
+        L(l_head);
         cmp(reg_lim_, reg_n_);
         cmova(reg_lim_, reg_n_);
-        partial();
-        // Body: whole lines, streamed; the unrolled loop in pairs of
-        // vectors (an odd unroll takes one more).
+        regular();
+        // The end of the streamed lines: the last whole line, or the one
+        // before where fewer than a vector's elements would follow it.
+        Label l_end_set;
+        mov(reg_lim_, reg_n_);
+        sub(reg_lim_, reg_i_);
+        and_(reg_lim_, ~static_cast<uint32_t>(line - 1));
+        add(reg_lim_, reg_i_);
+        mov(reg_tmp_, reg_n_);
+        sub(reg_tmp_, reg_lim_);
+        jz(l_end_set, T_NEAR);
+        cmp(reg_tmp_, lanes_);
+        jae(l_end_set, T_NEAR);
+        cmp(reg_lim_, reg_i_);
+        jbe(l_end_set, T_NEAR);
+        sub(reg_lim_, line);
+        L(l_end_set);
+        // Body: [reg_i_, reg_lim_), whole lines, streamed; the unrolled
+        // loop in pairs of vectors (an odd unroll takes one more).
         const int pairs = (unroll_ + 1) / 2;
         Label l_unrolled, l_line, l_tail;
         L(l_unrolled);
-        mov(reg_tmp_, reg_n_);
+        mov(reg_tmp_, reg_lim_);
         sub(reg_tmp_, reg_i_);
-        cmp(reg_tmp_, 2 * pairs * lanes_);
+        cmp(reg_tmp_, pairs * line);
         jb(l_line, T_NEAR);
         for (int u = 0; u < 2 * pairs; ++u)
             vec(u, u * lanes_, false);
-        add(reg_i_, 2 * pairs * lanes_);
+        add(reg_i_, pairs * line);
         jmp(l_unrolled, T_NEAR);
         L(l_line);
         if (pairs > 1) {
-            cmp(reg_tmp_, 2 * lanes_);
-            jb(l_tail, T_NEAR);
+            test(reg_tmp_, reg_tmp_);
+            jz(l_tail, T_NEAR);
             vec(0, 0, false);
             vec(1, lanes_, false);
-            add(reg_i_, 2 * lanes_);
-            mov(reg_tmp_, reg_n_);
+            add(reg_i_, line);
+            mov(reg_tmp_, reg_lim_);
             sub(reg_tmp_, reg_i_);
             jmp(l_line, T_NEAR);
         }
-        // Tail: the elements after the last whole line.
+        // Tail: the elements after the last streamed line.
         L(l_tail);
         mov(reg_lim_, reg_n_);
-        partial();
+        regular();
     }
 
     // k_tail_ = the low `count` lanes (count < lanes_ <= 64).

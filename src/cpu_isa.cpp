@@ -89,6 +89,12 @@ bool cpu_is_amd_zen4() {
     return zen4;
 }
 
+bool cpu_has_prefetchw() {
+    static const bool has =
+            Xbyak::util::Cpu().has(Xbyak::util::Cpu::tPREFETCHW);
+    return has;
+}
+
 kernel_isa max_kernel_isa() {
     kernel_isa cap = to_kernel_isa(frozen_cap());
     if (tls_cap != no_override) {

@@ -21,6 +21,11 @@ kernel_isa max_kernel_isa();
 /// (transpose_kernel_isa, dispatch.hpp).
 bool cpu_is_amd_zen4();
 
+/// The CPU runs PREFETCHW (CPUID PRFCHW), a prefetch with intent to write,
+/// rather than as a no-op. The AVX2 non-temporal row kernels emit it only
+/// then (jit_select.cpp).
+bool cpu_has_prefetchw();
+
 /// Test hook: lowers the cap for the calling thread while alive, so that
 /// one test binary can exercise every ISA (Highway's per-target tests).
 class scoped_isa_cap {
