@@ -377,10 +377,13 @@ private:
                 vec(0, 0, true);
             } else {
                 // A row of a vector or more: the whole vector that ends
-                // it.
+                // it (unless the caller asks for elements).
                 Label l_elem;
                 cmp(reg_n_, lanes_);
                 jb(l_elem, T_NEAR);
+                cmp(qword[reg_param_ + offsetof(select_call_args, elem_tail)],
+                    0);
+                jne(l_elem, T_NEAR);
                 mov(reg_i_, reg_n_);
                 sub(reg_i_, lanes_);
                 vec(0, 0, false);
@@ -412,9 +415,10 @@ private:
         static_assert(2 * vlen == 64, "two AVX2 vectors to a line");
         const int line = 2 * lanes_;
         // The elements [reg_i_, reg_lim_) with regular stores: whole
-        // vectors, the last one overlapping the one before, or one element
-        // at a time where they are fewer than a vector's; reg_i_ =
-        // reg_lim_ after.
+        // vectors, the last one overlapping the one before (elements
+        // after the last whole vector with elem_tail), or one element at
+        // a time where they are fewer than a vector's; reg_i_ = reg_lim_
+        // after.
         const auto regular = [&] {
             Label l_vec, l_elem, l_end;
             mov(reg_tmp_, reg_lim_);
@@ -431,6 +435,8 @@ private:
             jae(l_vec, T_NEAR);
             test(reg_tmp_, reg_tmp_);
             jz(l_end, T_NEAR);
+            cmp(qword[reg_param_ + offsetof(select_call_args, elem_tail)], 0);
+            jne(l_elem, T_NEAR);
             mov(reg_i_, reg_lim_);
             sub(reg_i_, lanes_);
             vec(0, 0, true);

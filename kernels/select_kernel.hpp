@@ -31,6 +31,15 @@ struct select_call_args {
     /// where a fence per call would drain the write-combining buffers
     /// between strips of one tile.
     uint64_t fence = 1;
+    /// AVX2: nonzero finishes a row's elements after its last whole vector
+    /// one at a time, not by one more vector overlapping the one before.
+    /// The tiled runner sets it: its rows are read from a scratch (or
+    /// written to one) that a transposing kernel has just written (or is
+    /// about to read) in narrower pieces, and a wide load over the bytes
+    /// of several stores still in flight waits for them to retire; rows
+    /// of 18 bf16 read from the scratch took the row kernel 1.35x as long
+    /// with the overlapping vector (docs/performance.md).
+    uint64_t elem_tail = 0;
 };
 
 /// The most columns (channels) a packed transposed-dst kernel takes:

@@ -600,6 +600,7 @@ struct tiled_runner {
         a.src1_stride = step[op_src1];
         a.dst_stride = step[op_dst];
         a.fence = 0;
+        a.elem_tail = 1;
         if (full > 0) {
             a.n = static_cast<uint64_t>(wide * nc);
             a.rows = static_cast<uint64_t>(full);

@@ -1139,6 +1139,7 @@ struct abi_case {
     si::kernel_key key {};
     uint64_t n = 1, rows = 1;
     int64_t stride[4] = { 0, 0, 0, 0 }; // bytes, per operand
+    uint64_t elem_tail = 0;             // select_call_args::elem_tail
 
     int w() const { return key.elem_size; }
     bool scalar(int op) const {
@@ -1176,7 +1177,7 @@ struct abi_case {
         std::ostringstream os;
         os << si::kernel_name(key) << " n=" << n << " rows=" << rows
            << " strides(bytes)=" << stride[0] << "," << stride[1] << ","
-           << stride[2] << "," << stride[3];
+           << stride[2] << "," << stride[3] << " elem_tail=" << elem_tail;
         return os.str();
     }
 };
@@ -1206,6 +1207,7 @@ run_abi_case(const abi_case &c, si::select_kernel_fn fn, const void *cond,
         args.src0_stride = c.stride[1];
         args.src1_stride = c.stride[2];
         args.dst_stride = c.stride[3];
+        args.elem_tail = c.elem_tail;
         fn(&args);
     } else {
         // The reference ISA: the reference kernel itself, checked against

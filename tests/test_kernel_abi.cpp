@@ -146,6 +146,7 @@ TEST_P(kernel_abi, AllKeysAllSizesBitExact) {
                     }
                     c.n = n;
                     c.rows = rows;
+                    c.elem_tail = (n + rows) % 2;
                     set_strides(c, layout);
                     const size_t dbytes = c.bytes(si::op_dst);
                     canary_buf dst(dbytes, layout ? c.w() * 3 : 0);
@@ -195,6 +196,7 @@ TEST_P(kernel_abi, NonTemporalEveryDstAlignment) {
                 c.key = keys[ki];
                 c.n = n;
                 c.rows = rows;
+                c.elem_tail = static_cast<uint64_t>(off / w) % 2;
                 set_strides(c, 0);
                 c.stride[3] = static_cast<int64_t>(n + 1) * w;
                 const size_t dbytes = c.bytes(si::op_dst);
@@ -215,10 +217,10 @@ TEST_P(kernel_abi, NonTemporalEveryDstAlignment) {
 TEST_P(kernel_abi, InPlaceEveryTailAndDstAlignment) {
     // dst on a vector source's own bytes (the in-place pair; the kernel's
     // src_1 slot after the dispatcher's swap), every row length up to two
-    // unrolled bodies and one, at several dst alignments: AVX2 stores the
-    // elements of a row's overlapping head and tail vectors twice, and the
-    // second store must give the bits the first did. Rows are padded, so
-    // each row starts at another alignment.
+    // unrolled bodies and one, at several dst alignments, with and without
+    // elem_tail: AVX2 stores the elements of a row's overlapping head and
+    // tail vectors twice, and the second store must give the bits the
+    // first did. Rows are padded, so each row starts at another alignment.
     const auto keys = all_keys(kisa(), false);
     auto &g = rng();
     int fails = 0;
@@ -239,6 +241,7 @@ TEST_P(kernel_abi, InPlaceEveryTailAndDstAlignment) {
                     c.key = key;
                     c.n = n;
                     c.rows = 3;
+                    c.elem_tail = (n + static_cast<uint64_t>(off)) % 2;
                     set_strides(c, 0);
                     c.stride[3] = static_cast<int64_t>(n + 1) * w;
                     c.stride[slot] = c.stride[3];

@@ -50,6 +50,8 @@ TEST_P(kernel_guard, KernelAbiEveryPatternEveryTail) {
                         c.key = keys[ki];
                         c.n = n;
                         c.rows = rows;
+                        // Both ways of ending a row, at each length.
+                        c.elem_tail = (n + (at_end ? 0 : 1)) % 2;
                         // Dense rows; a scalar operand has one element per
                         // row.
                         const int64_t wn = static_cast<int64_t>(n) * w;
