@@ -84,6 +84,10 @@ public:
         , key_(key)
         , name_(kernel_name(key))
         , w_(key.elem_size)
+        , lw_(w_ == 8   ? 3
+              : w_ == 4 ? 2
+              : w_ == 2 ? 1
+                        : 0)
         , lanes_(vlen / key.elem_size)
         , unroll_(key.unroll) {
         generate();
@@ -330,12 +334,8 @@ private:
             mov(reg_lim_, reg_dst_);
             neg(reg_lim_);
             and_(reg_lim_, vlen - 1);
-            if (w_ == 2)
-                shr(reg_lim_, 1);
-            if (w_ == 4)
-                shr(reg_lim_, 2);
-            if (w_ == 8)
-                shr(reg_lim_, 3);
+            if (lw_)
+                shr(reg_lim_, lw_);
             cmp(reg_lim_, reg_n_);
             cmova(reg_lim_, reg_n_);
             Label l_head_done;
@@ -449,7 +449,6 @@ private:
             jb(l_elem, T_NEAR);
             L(l_end);
         };
-        const int shift = w_ == 1 ? 0 : w_ == 2 ? 1 : w_ == 4 ? 2 : 3;
         // The next row's first and last lines, where they take regular
         // stores (they are not whole lines of it), are asked for with
         // intent to write a row ahead (not past the call's last row): L21
@@ -466,8 +465,8 @@ private:
             prefetchw(ptr[reg_tmp_]);
             L(l_first_done);
             mov(reg_tmp2_, reg_n_);
-            if (shift)
-                shl(reg_tmp2_, shift);
+            if (lw_)
+                shl(reg_tmp2_, lw_);
             add(reg_tmp_, reg_tmp2_);
             test(reg_tmp_.cvt8(), 63);
             jz(l_last, T_NEAR);
@@ -482,8 +481,8 @@ private:
         mov(reg_lim_, reg_dst_);
         neg(reg_lim_);
         and_(reg_lim_, 63);
-        if (shift)
-            shr(reg_lim_, shift);
+        if (lw_)
+            shr(reg_lim_, lw_);
         jz(l_head, T_NEAR);
         cmp(reg_lim_, lanes_);
         jae(l_head, T_NEAR);
@@ -627,6 +626,7 @@ private:
     const kernel_key key_;
     const std::string name_;
     const int w_;
+    const int lw_; // log2(w_)
     const int lanes_;
     const int unroll_;
     select_kernel_fn fn_ = nullptr;
