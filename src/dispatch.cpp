@@ -152,6 +152,40 @@ transpose_key tuned_transpose_key(kernel_isa isa, int elem_bytes, bool nt) {
                                                          cpu_is_amd_zen4())) };
 }
 
+void transpose_block(const transpose_kernel &k, const transpose_call_args &a,
+                     int64_t w) {
+    const auto src_ld = a.src_ld;
+    const auto cols = static_cast<int64_t>(a.cols);
+    // Whole register tiles, and dst pieces that keep 64-byte alignment.
+    const int64_t g = std::max<int64_t>(16, 64 / w);
+    const int64_t chunk = std::max<int64_t>(
+            g, transpose_chunk_bytes / std::max<int64_t>(src_ld, 1) / g * g);
+    if (a.pf_next_bytes || a.carry || src_ld != static_cast<int64_t>(a.rows) * w
+        || cols <= 2 * chunk) {
+        k.fn()(&a);
+        return;
+    }
+    const char *const src = static_cast<const char *>(a.src);
+    char *const dst = static_cast<char *>(a.dst);
+    for (int64_t c = 0, n = 0; c < cols; c += n) {
+        transpose_call_args u = a;
+        // The last call takes the columns short of a chunk too.
+        n = cols - c < 2 * chunk ? cols - c : chunk;
+        const int64_t next = std::min(chunk, cols - c - n);
+        u.src = src + c * src_ld;
+        u.dst = dst + c * w;
+        u.cols = static_cast<uint64_t>(n);
+        u.pf_cols = a.pf_cols > static_cast<uint64_t>(c + n)
+                            ? a.pf_cols - static_cast<uint64_t>(c)
+                            : static_cast<uint64_t>(n);
+        u.pf_next = next > 0 ? src + (c + n) * src_ld : nullptr;
+        u.pf_next_bytes = next > 0 ? static_cast<uint64_t>(next * src_ld) : 0;
+        // One fence, after the last call, where the caller wants one.
+        u.fence = a.fence && c + n == cols ? 1 : 0;
+        k.fn()(&u);
+    }
+}
+
 namespace {
 
 // The plan of `p` as it folds, without staging.

@@ -562,7 +562,7 @@ struct tiled_runner {
                     // The operand's columns from c0 on, at these rows.
                     t.pf_cols = static_cast<uint64_t>(f.dims[in] - tl.c0);
                 }
-                tr[i]->fn()(&t);
+                transpose_block(*tr[i], t, esize[i]);
             }
             ptr[i] = sp;
             row_stride[i] = ld[i];

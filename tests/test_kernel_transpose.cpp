@@ -3,13 +3,15 @@
 // past two register tiles, loose and tight leading dimensions (overlapping
 // src lines and a huge src_ld included), random bits; the bytes between the
 // dst rows must survive. Guard pages: src and dst each end right before (or
-// start right after) a PROT_NONE page.
+// start right after) a PROT_NONE page. The tiled path's way of calling them
+// on contiguous blocks (si::transpose_block) is held to the same.
 #include <thread>
 
 #include <xbyak/xbyak.h>
 
 #include "kernel_test_utils.hpp"
 #include "kernels/jit_transpose.hpp"
+#include "src/dispatch.hpp"
 
 namespace selgraph_test {
 namespace {
@@ -90,9 +92,11 @@ std::string case_str(const si::transpose_kernel &k,
 /// Runs `k` on `a` over src and dst (src_bytes and dst_bytes of them),
 /// both filled with random bits; the whole dst buffer, gaps between rows
 /// included, must equal the reference run on a copy.
+/// With `block`, through si::transpose_block as the tiled path calls it.
 ::testing::AssertionResult run_on(const si::transpose_kernel &k, int w,
                                   si::transpose_call_args a, uint8_t *src,
-                                  uint8_t *dst, std::mt19937_64 &g) {
+                                  uint8_t *dst, std::mt19937_64 &g,
+                                  bool block = false) {
     const size_t db = dst_bytes(a, w);
     fill_bytes(src, src_bytes(a, w), g);
     fill_bytes(dst, db, g);
@@ -101,7 +105,10 @@ std::string case_str(const si::transpose_kernel &k,
     a.dst = want.data();
     si::ref_transpose(a, w);
     a.dst = dst;
-    k.fn()(&a);
+    if (block)
+        si::transpose_block(k, a, w);
+    else
+        k.fn()(&a);
     return same_bytes(dst, want.data(), db);
 }
 
@@ -117,7 +124,7 @@ std::string case_str(const si::transpose_kernel &k,
 /// one and dst starting right after one, then the other way round.
 ::testing::AssertionResult run_guarded(const si::transpose_kernel &k, int w,
                                        const si::transpose_call_args &a,
-                                       std::mt19937_64 &g) {
+                                       std::mt19937_64 &g, bool block = false) {
     const size_t sb = src_bytes(a, w), db = dst_bytes(a, w);
     guarded_mem ms(sb), md(db);
     if (!ms.ok() || !md.ok())
@@ -125,7 +132,7 @@ std::string case_str(const si::transpose_kernel &k,
     for (int place = 0; place < 2; ++place) {
         uint8_t *s = place ? ms.at_begin() : ms.at_end(sb);
         uint8_t *d = place ? md.at_end(db) : md.at_begin();
-        auto r = run_on(k, w, a, s, d, g);
+        auto r = run_on(k, w, a, s, d, g, block);
         if (!r)
             return r << (place ? " (src at begin, dst at end)"
                                : " (src at end, dst at begin)");
@@ -349,6 +356,42 @@ TEST_P(kernel_transpose, PrefetchOfTheNextBlockKeepsResultsExact) {
                               case_str(*k, a) + " pf_next_bytes "
                                       + std::to_string(a.pf_next_bytes));
                 }
+    }
+}
+
+TEST_P(kernel_transpose, ContiguousBlocksInChunksAgainstGuards) {
+    // si::transpose_block: a source whose lines lie back to back (a
+    // channels-last image) runs as calls of about transpose_chunk_bytes of
+    // it, each prefetching the next. Rows from 1 to past a register tile,
+    // columns around two and three chunks (and fewer, one call), tight and
+    // loose dst rows (the gaps must survive), every element size, regular
+    // and non-temporal kernels, src and dst against guard pages: the same
+    // bytes as the reference.
+    auto &g = rng();
+    int fails = 0;
+    for (const auto &[w, k] : kernels(kisa())) {
+        ASSERT_NE(k, nullptr);
+        const int tr = tile_rows(kisa(), w);
+        for (uint64_t r : { uint64_t(1), uint64_t(3), uint64_t(tr),
+                            uint64_t(2 * tr + 1), uint64_t(64) }) {
+            const int64_t line = static_cast<int64_t>(r) * w;
+            // About two chunks' columns; the cases straddle the point where
+            // chunking starts and end off a chunk.
+            const auto two =
+                    static_cast<uint64_t>(2 * si::transpose_chunk_bytes / line);
+            for (uint64_t c : { uint64_t(17), two - 33, two + 1, two + 64,
+                                3 * two / 2 + 5, 2 * two + 19 })
+                for (int64_t pad : { int64_t(0), int64_t(24) }) {
+                    si::transpose_call_args a {};
+                    a.rows = r;
+                    a.cols = c;
+                    a.src_ld = line;
+                    a.dst_ld = static_cast<int64_t>(c) * w + pad;
+                    a.pf_cols = c;
+                    KT_EXPECT(fails, run_guarded(*k, w, a, g, true),
+                              case_str(*k, a) + " in chunks");
+                }
+        }
     }
 }
 
