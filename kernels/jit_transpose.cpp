@@ -154,6 +154,7 @@ class jit_transpose_t : public CodeGenerator, public transpose_kernel {
 public:
     explicit jit_transpose_t(const transpose_key &key)
         : CodeGenerator(16384, AutoGrow)
+        , key_(key)
         , name_(transpose_kernel_name(key))
         , w_(key.elem_size)
         , lw_(ilog2(key.elem_size))
@@ -181,6 +182,7 @@ public:
 
     transpose_kernel_fn fn() const override { return fn_; }
     const std::string &name() const override { return name_; }
+    const transpose_key &key() const override { return key_; }
 
 private:
     static constexpr bool is_avx512 = isa == kernel_isa::avx512_core;
@@ -2119,6 +2121,7 @@ private:
         emit_constants();
     }
 
+    const transpose_key key_;
     const std::string name_;
     const int w_, lw_, tr_, nl_, piece_, kc_, groups_;
     const bool nt_; // non-temporal variant

@@ -63,6 +63,7 @@ public:
     virtual ~transpose_kernel() = default;
     virtual transpose_kernel_fn fn() const = 0;
     virtual const std::string &name() const = 0;
+    virtual const transpose_key &key() const = 0;
 };
 
 /// Generates the Xbyak kernel for `key` (isa avx2 or avx512_core). The code

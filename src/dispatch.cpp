@@ -160,8 +160,8 @@ void transpose_block(const transpose_kernel &k, const transpose_call_args &a,
     const int64_t g = std::max<int64_t>(16, 64 / w);
     const int64_t chunk = std::max<int64_t>(
             g, transpose_chunk_bytes / std::max<int64_t>(src_ld, 1) / g * g);
-    if (a.pf_next_bytes || a.carry || src_ld != static_cast<int64_t>(a.rows) * w
-        || cols <= 2 * chunk) {
+    if (k.key().isa != kernel_isa::avx2 || a.pf_next_bytes || a.carry
+        || src_ld != static_cast<int64_t>(a.rows) * w || cols <= 2 * chunk) {
         k.fn()(&a);
         return;
     }

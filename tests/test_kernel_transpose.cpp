@@ -360,13 +360,13 @@ TEST_P(kernel_transpose, PrefetchOfTheNextBlockKeepsResultsExact) {
 }
 
 TEST_P(kernel_transpose, ContiguousBlocksInChunksAgainstGuards) {
-    // si::transpose_block: a source whose lines lie back to back (a
-    // channels-last image) runs as calls of about transpose_chunk_bytes of
-    // it, each prefetching the next. Rows from 1 to past a register tile,
-    // columns around two and three chunks (and fewer, one call), tight and
-    // loose dst rows (the gaps must survive), every element size, regular
-    // and non-temporal kernels, src and dst against guard pages: the same
-    // bytes as the reference.
+    // si::transpose_block: on AVX2, a source whose lines lie back to back
+    // (a channels-last image) runs as calls of about transpose_chunk_bytes
+    // of it, each prefetching the next (AVX-512: one call). Rows from 1 to past
+    // a register tile, columns around two and three chunks (and fewer, one
+    // call), tight and loose dst rows (the gaps must survive), every element
+    // size, regular and non-temporal kernels, src and dst against guard pages:
+    // the same bytes as the reference.
     auto &g = rng();
     int fails = 0;
     for (const auto &[w, k] : kernels(kisa())) {
@@ -681,6 +681,15 @@ TEST(kernel_transpose_gen, EveryKeyOfEveryIsaGeneratesOnAnyCpu) {
                             << lines;
                     EXPECT_TRUE(k && k->fn() != nullptr)
                             << si::transpose_kernel_name(key);
+                    // The key it reports is the one it was made from
+                    // (transpose_block decides on its ISA).
+                    if (k) {
+                        EXPECT_TRUE(k->key().isa == isa
+                                    && k->key().elem_size == w
+                                    && k->key().nt_stores == nt
+                                    && k->key().packed_lines == lines)
+                                << si::transpose_kernel_name(key);
+                    }
                 }
 }
 
