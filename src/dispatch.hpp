@@ -185,17 +185,17 @@ constexpr int64_t transpose_chunk_bytes = 16 * 1024;
 /// Runs `k` over the call `a` of elements of `w` bytes. On an AVX2 kernel,
 /// a source that is one contiguous block in memory (lines back to back:
 /// src_ld == rows * w) and spans more than two chunks of
-/// transpose_chunk_bytes runs as calls of
-/// about a chunk's columns each (a multiple of 16 and of 64 / w), each
-/// prefetching the next chunk in address order (transpose_call_args::pf_next)
-/// besides its columns' lines ahead (pf_cols, as far as `a` allowed). A
-/// channels-last image read from DRAM (layout case L4's [3136, 64]) was
-/// transposed 1.2-1.4x as fast so on the Zen 3 guest; from the L3 its
-/// times overlapped one call's (docs/performance.md). The AVX-512 kernels
-/// keep one call: a call with pf_next runs register tiles, and their wide
-/// tiles ran L4's images 1.18-1.39x as fast as those on an Intel Xeon
-/// (chunks there are unmeasured). Other calls run as they are. The same
-/// elements are written either way.
+/// transpose_chunk_bytes runs as calls of about a chunk's columns each (a
+/// multiple of 16 and of 64 / w), each prefetching the next chunk in address
+/// order (transpose_call_args::pf_next) besides its columns' lines ahead
+/// (pf_cols, as far as `a` allowed). On the Zen 3 guest a channels-last
+/// image (layout case L4's [3136, 64]) was transposed 1.2-1.4x as fast so
+/// from DRAM; from the L3, f32 images as fast and bf16 ones 0.7-0.85x, a tie
+/// through L4 (docs/performance.md). The AVX-512 kernels keep one call: a
+/// call with pf_next runs register tiles, and their wide tiles ran L4's
+/// images 1.18-1.39x as fast as those on an Intel Xeon (chunks there are
+/// unmeasured). Other calls run as they are. The same elements are written
+/// either way.
 void transpose_block(const transpose_kernel &k, const transpose_call_args &a,
                      int64_t w);
 
