@@ -84,10 +84,7 @@ public:
         , key_(key)
         , name_(kernel_name(key))
         , w_(key.elem_size)
-        , lw_(w_ == 8   ? 3
-              : w_ == 4 ? 2
-              : w_ == 2 ? 1
-                        : 0)
+        , lw_(ilog2(key.elem_size))
         , lanes_(vlen / key.elem_size)
         , unroll_(key.unroll) {
         generate();
@@ -376,26 +373,47 @@ private:
                 set_tail_mask(reg_tmp_);
                 vec(0, 0, true);
             } else {
-                // A row of a vector or more: the whole vector that ends
-                // it (unless the caller asks for elements).
-                Label l_elem;
-                cmp(reg_n_, lanes_);
-                jb(l_elem, T_NEAR);
-                cmp(qword[reg_param_ + offsetof(select_call_args, elem_tail)],
-                    0);
-                jne(l_elem, T_NEAR);
-                mov(reg_i_, reg_n_);
-                sub(reg_i_, lanes_);
-                vec(0, 0, false);
-                jmp(l_done, T_NEAR);
-                L(l_elem);
-                elem();
-                inc(reg_i_);
-                cmp(reg_i_, reg_n_);
-                jb(l_elem, T_NEAR);
+                mov(reg_lim_, reg_n_);
+                regular_run(vec, elem);
             }
         }
         L(l_done);
+    }
+
+    // AVX2: the elements [reg_i_, reg_lim_) with regular stores (vec's
+    // `masked`): whole vectors, then the rest by one more vector that ends
+    // at reg_lim_, overlapping the one before, where reg_lim_ >= lanes_
+    // (the vector stays within the row) and elem_tail is 0, else one
+    // element at a time; reg_i_ = reg_lim_ after. Callers keep the elements
+    // before reg_i_ that such a vector may store again to regular stores.
+    template <typename VecOp, typename ElemOp>
+    void regular_run(const VecOp &vec, const ElemOp &elem) {
+        Label l_vec, l_rest, l_elem, l_end;
+        L(l_vec);
+        mov(reg_tmp_, reg_lim_);
+        sub(reg_tmp_, reg_i_);
+        jz(l_end, T_NEAR);
+        cmp(reg_tmp_, lanes_);
+        jb(l_rest, T_NEAR);
+        vec(0, 0, true);
+        add(reg_i_, lanes_);
+        jmp(l_vec, T_NEAR);
+        L(l_rest);
+        cmp(reg_lim_, lanes_);
+        jb(l_elem, T_NEAR);
+        cmp(qword[reg_param_ + offsetof(select_call_args, elem_tail)], 0);
+        jne(l_elem, T_NEAR);
+        mov(reg_i_, reg_lim_);
+        sub(reg_i_, lanes_);
+        vec(0, 0, true);
+        mov(reg_i_, reg_lim_);
+        jmp(l_end, T_NEAR);
+        L(l_elem);
+        elem();
+        inc(reg_i_);
+        cmp(reg_i_, reg_lim_);
+        jb(l_elem, T_NEAR);
+        L(l_end);
     }
 
     // AVX2, non-temporal stores: a row's whole cache lines are streamed,
@@ -414,41 +432,6 @@ private:
     void row_loop_nt_lines(const VecOp &vec, const ElemOp &elem) {
         static_assert(2 * vlen == 64, "two AVX2 vectors to a line");
         const int line = 2 * lanes_;
-        // The elements [reg_i_, reg_lim_) with regular stores: whole
-        // vectors, the last one overlapping the one before (elements
-        // after the last whole vector with elem_tail), or one element at
-        // a time where they are fewer than a vector's; reg_i_ = reg_lim_
-        // after.
-        const auto regular = [&] {
-            Label l_vec, l_elem, l_end;
-            mov(reg_tmp_, reg_lim_);
-            sub(reg_tmp_, reg_i_);
-            jz(l_end, T_NEAR);
-            cmp(reg_tmp_, lanes_);
-            jb(l_elem, T_NEAR);
-            L(l_vec);
-            vec(0, 0, true);
-            add(reg_i_, lanes_);
-            mov(reg_tmp_, reg_lim_);
-            sub(reg_tmp_, reg_i_);
-            cmp(reg_tmp_, lanes_);
-            jae(l_vec, T_NEAR);
-            test(reg_tmp_, reg_tmp_);
-            jz(l_end, T_NEAR);
-            cmp(qword[reg_param_ + offsetof(select_call_args, elem_tail)], 0);
-            jne(l_elem, T_NEAR);
-            mov(reg_i_, reg_lim_);
-            sub(reg_i_, lanes_);
-            vec(0, 0, true);
-            mov(reg_i_, reg_lim_);
-            jmp(l_end, T_NEAR);
-            L(l_elem);
-            elem();
-            inc(reg_i_);
-            cmp(reg_i_, reg_lim_);
-            jb(l_elem, T_NEAR);
-            L(l_end);
-        };
         // The next row's first and last lines, where they take regular
         // stores (they are not whole lines of it), are asked for with
         // intent to write a row ahead (not past the call's last row): L21
@@ -490,7 +473,7 @@ private:
         L(l_head);
         cmp(reg_lim_, reg_n_);
         cmova(reg_lim_, reg_n_);
-        regular();
+        regular_run(vec, elem);
         // The end of the streamed lines: the last whole line, or the one
         // before where fewer than a vector's elements would follow it.
         Label l_end_set;
@@ -534,7 +517,7 @@ private:
         // Tail: the elements after the last streamed line.
         L(l_tail);
         mov(reg_lim_, reg_n_);
-        regular();
+        regular_run(vec, elem);
     }
 
     // k_tail_ = the low `count` lanes (count < lanes_ <= 64).

@@ -133,13 +133,6 @@ namespace {
 
 using namespace Xbyak;
 
-int ilog2(int v) {
-    int s = 0;
-    while ((1 << s) < v)
-        ++s;
-    return s;
-}
-
 // Where the regular variant runs wide register tiles (kernel comment
 // above): pieces of 16 bytes (nl * w), at most 16 registers for the
 // network, and a wide tile a whole number of regular ones.

@@ -45,6 +45,14 @@ inline bool is_unknown_dim(dim d) {
 bool mul_ok(int64_t a, int64_t b, int64_t &r);
 bool add_ok(int64_t a, int64_t b, int64_t &r);
 
+/// The least s with 2^s >= v (log2 of a power of two), v >= 1.
+inline int ilog2(int v) {
+    int s = 0;
+    while ((1 << s) < v)
+        ++s;
+    return s;
+}
+
 } // namespace impl
 } // namespace selgraph
 
