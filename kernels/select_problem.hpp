@@ -86,6 +86,14 @@ struct select_folded {
     /// every outer dim) is read from a buffer holding its row `rep` times.
     int64_t rep = 1;
     uint8_t rep_mask = 0;
+    /// Pieces (src/broadcast.cpp, step 7): the inner dim is an outer dim
+    /// merged into a short row for every operand but the transposed inputs,
+    /// whose lines it leaves in pieces of `piece` columns, each transposed
+    /// operand's pieces piece_stride[i] bytes apart (column c of the row at
+    /// (c / piece) * piece_stride[i] + (c % piece) * strides[i][inner]).
+    /// 0: no pieces, every operand's columns at one stride.
+    int64_t piece = 0;
+    int64_t piece_stride[n_operands] = {};
 
     bool has_transposed() const { return tdim >= 0; }
 

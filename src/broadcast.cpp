@@ -34,6 +34,16 @@
 //    their row `rep` times (built per execute), so channels-last data with
 //    a per-channel operand and few channels runs rows of hundreds of
 //    elements, not of C.
+// 7. A short row (under 1 KiB of dst) beside transposed inputs, whose next
+//    outer dim failed to merge with it only because of them (each
+//    transposed input's row dim was moved between the two in step 5), is
+//    merged with that dim for every operand but them: the row becomes
+//    that dim's size times longer, and each transposed input's lines of it
+//    come in pieces of the old row's length, piece_stride bytes apart. The
+//    tiles then run the row kernel over the long rows and transpose each
+//    input a piece at a time (src/parallel_execute.cpp). A tensor with
+//    every dim reversed ([N, C, H, W] stored as [W, H, C, N]) against dst
+//    then folds to rows of H * W in pieces of W, not to rows of W.
 //
 // Worked example (attention mask, f32): cond [1,1,256,256], src_0
 // [4,16,256,256], src_1 [1] (a 0-D -inf works the same), dst [4,16,256,256].
@@ -131,7 +141,38 @@ void widen_short_rows(select_folded &f, const int64_t *esize) {
     }
 }
 
-// Steps 4 to 6 over the dims in `order` (outermost first).
+// Step 7 (see the top of the file), on a fold whose tile dim is placed.
+void merge_pieces(select_folded &f, const int64_t *esize) {
+    const int nd = f.ndims;
+    if (nd < 3 || f.tdim != nd - 2 || f.mode[op_dst] != inner_mode::vector)
+        return;
+    const int in = nd - 1, b = nd - 3;
+    const int64_t n = f.dims[in];
+    if (n * esize[op_dst] >= short_row_bytes)
+        return;
+    // A transposed input broadcast along that dim keeps it outside: its
+    // tile is then the same for each index of it, transposed once
+    // (transposed_bytes, the tiles' scratch_memo).
+    for (int i = 0; i < n_operands; ++i)
+        if (f.mode[i] == inner_mode::transposed
+                    ? f.strides[i][b] == 0
+                    : f.strides[i][b] != f.strides[i][in] * n)
+            return;
+    f.piece = n;
+    for (int i = 0; i < n_operands; ++i)
+        if (f.mode[i] == inner_mode::transposed)
+            f.piece_stride[i] = f.strides[i][b];
+    f.dims[in] = n * f.dims[b];
+    for (int j = b; j + 1 < nd; ++j) {
+        f.dims[j] = f.dims[j + 1];
+        for (int i = 0; i < n_operands; ++i)
+            f.strides[i][j] = f.strides[i][j + 1];
+    }
+    f.ndims = nd - 1;
+    f.tdim = nd - 3;
+}
+
+// Steps 4 to 7 over the dims in `order` (outermost first).
 select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
                             const int64_t *esize) {
     select_folded f;
@@ -211,6 +252,7 @@ select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
                 std::swap(f.strides[i][j], f.strides[i][j + 1]);
         }
         f.tdim = n - 2;
+        merge_pieces(f, esize);
     }
 
     if (tdim < 0 && dst_vector)
@@ -243,7 +285,8 @@ int64_t transposed_bytes(const select_folded &f, const int64_t *esize) {
             return -1;
         if (f.mode[i] != inner_mode::transposed)
             continue;
-        bool cached = i != op_dst && nd > 2;
+        // Pieces (step 7): the merged dim is one the input moves along.
+        bool cached = i != op_dst && nd > 2 && !f.piece;
         for (int d = 0; d + 2 < nd && cached; ++d)
             cached = f.strides[i][d] == 0;
         int64_t bytes = esize[i];
@@ -332,6 +375,8 @@ std::string folded2str(const select_folded &f) {
         for (int i = 0; i < 3; ++i)
             s += (f.bcast_mask[j] >> i) & 1 ? names[i] : '-';
     }
+    if (f.piece)
+        s += " pieces=" + std::to_string(f.piece);
     s += " inner=";
     const char *opn[n_operands] = { "c", "a", "b", "d" };
     for (int i = 0; i < n_operands; ++i) {

@@ -376,6 +376,14 @@ struct tiled_runner {
             p.o[d] = 0;
         }
     }
+    // Column c's byte offset in operand i: a transposed input's columns
+    // come in pieces where the fold has them (select_folded::piece).
+    int64_t col_offset(int i, int64_t c) const {
+        const int64_t s = stride[i][f.ndims - 1];
+        return f.piece && tr[i]
+                       ? c / f.piece * f.piece_stride[i] + c % f.piece * s
+                       : c * s;
+    }
     tile tile_of(const tile_pos &p) const {
         const int nd = f.ndims;
         const int td = nd - 2, in = nd - 1;
@@ -385,7 +393,7 @@ struct tiled_runner {
         t.nr = std::min(tile_rows, f.dims[td] - r0);
         t.nc = std::min(tile_cols, f.dims[in] - c0);
         for (int i = 0; i < n_operands; ++i) {
-            int64_t off = r0 * stride[i][td] + c0 * stride[i][in];
+            int64_t off = r0 * stride[i][td] + col_offset(i, c0);
             for (int d = 0; d < td; ++d)
                 off += p.o[d] * stride[i][d];
             t.off[i] = off;
@@ -403,7 +411,7 @@ struct tiled_runner {
         const char *rep_src[op_dst] = {};
         struct block {
             const void *src = nullptr;
-            int64_t rows = 0, cols = 0;
+            int64_t rows = 0, cols = 0, phase = 0;
         } tr[op_dst];
     };
 
@@ -504,6 +512,30 @@ struct tiled_runner {
         (reinterpret_cast<uintptr_t>(a.dst) % 64 == 0 ? dt_fn : dt_regular)(&a);
     }
 
+    // Rows [0, nr) of transposed input i from `src` (its tile's columns
+    // [c0, c0 + nc) at those rows) into the scratch `sp`, a piece at a time
+    // (select_folded::piece): each call's own prefetch stays in its piece.
+    void transpose_pieces(int i, int64_t c0, const void *src, int64_t nr,
+                          int64_t nc, char *sp) const {
+        const int64_t n = f.piece;
+        const char *p = static_cast<const char *>(src);
+        for (int64_t c = c0; c < c0 + nc;) {
+            const int64_t k = std::min(n - c % n, c0 + nc - c);
+            transpose_call_args t;
+            t.src = p;
+            t.dst = sp + (c - c0) * esize[i];
+            t.rows = static_cast<uint64_t>(nr);
+            t.cols = static_cast<uint64_t>(k);
+            t.src_ld = stride[i][f.ndims - 1];
+            t.dst_ld = ld[i];
+            t.fence = 0;
+            t.pf_cols = static_cast<uint64_t>(k);
+            transpose_block(*tr[i], t, esize[i]);
+            p += col_offset(i, c + k) - col_offset(i, c);
+            c += k;
+        }
+    }
+
     // Strip `s`'s share, of `n` strips, of a prefetched block of `bytes`:
     // [b0, b1), whole lines.
     static std::pair<int64_t, int64_t> strip_share(int64_t bytes, int64_t s,
@@ -540,29 +572,37 @@ struct tiled_runner {
             if (!tr[i])
                 continue;
             scratch_memo::block &held = memo.tr[i];
-            if (held.src != ptr[i] || held.rows != nr || held.cols != nc) {
-                held = { ptr[i], nr, nc };
-                transpose_call_args t;
-                t.src = ptr[i];
-                t.dst = sp;
-                t.rows = static_cast<uint64_t>(nr);
-                t.cols = static_cast<uint64_t>(nc);
-                t.src_ld = stride[i][in];
-                t.dst_ld = ld[i];
-                t.fence = 0;
-                if (stream) {
-                    // This strip's share of the next tile's block, in lines.
-                    if (next[i]) {
-                        const auto [b0, b1] =
-                                strip_share(next_bytes[i], s, n_strips);
-                        t.pf_next = next[i] + b0;
-                        t.pf_next_bytes = static_cast<uint64_t>(b1 - b0);
-                    }
+            // Pieces: the same start may begin another sequence of them.
+            const int64_t phase = f.piece ? tl.c0 % f.piece : 0;
+            if (held.src != ptr[i] || held.rows != nr || held.cols != nc
+                || held.phase != phase) {
+                held = { ptr[i], nr, nc, phase };
+                if (f.piece) {
+                    transpose_pieces(i, tl.c0, ptr[i], nr, nc, sp);
                 } else {
-                    // The operand's columns from c0 on, at these rows.
-                    t.pf_cols = static_cast<uint64_t>(f.dims[in] - tl.c0);
+                    transpose_call_args t;
+                    t.src = ptr[i];
+                    t.dst = sp;
+                    t.rows = static_cast<uint64_t>(nr);
+                    t.cols = static_cast<uint64_t>(nc);
+                    t.src_ld = stride[i][in];
+                    t.dst_ld = ld[i];
+                    t.fence = 0;
+                    if (stream) {
+                        // This strip's share of the next tile's block, in
+                        // lines.
+                        if (next[i]) {
+                            const auto [b0, b1] =
+                                    strip_share(next_bytes[i], s, n_strips);
+                            t.pf_next = next[i] + b0;
+                            t.pf_next_bytes = static_cast<uint64_t>(b1 - b0);
+                        }
+                    } else {
+                        // The operand's columns from c0 on, at these rows.
+                        t.pf_cols = static_cast<uint64_t>(f.dims[in] - tl.c0);
+                    }
+                    transpose_block(*tr[i], t, esize[i]);
                 }
-                transpose_block(*tr[i], t, esize[i]);
             }
             ptr[i] = sp;
             row_stride[i] = ld[i];
@@ -709,7 +749,8 @@ struct transposed_operands {
                 w_sum += w;
                 panel_floor =
                         std::max(panel_floor, (i == op_dst ? 64 : 128) / w);
-                blocks = blocks && i != op_dst && f.strides[i][nd - 2] == w
+                blocks = blocks && i != op_dst && !f.piece
+                         && f.strides[i][nd - 2] == w
                          && f.strides[i][nd - 1] == rows * w;
                 aligned = aligned && f.strides[i][nd - 1] % 64 == 0;
                 bool outer_bcast = i != op_dst && nd > 2;

@@ -227,6 +227,72 @@ TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
             }
 }
 
+TEST_P(kernel_layouts_guard, PiecesAgainstGuards) {
+    // One input of [N, C, H, W] stored with every dim reversed (strides
+    // {1, N, N*C, N*C*H}), the rest row-major: the fold merges H into W
+    // for every operand but that input, whose lines of each row come in
+    // pieces of W (src/broadcast.cpp, step 7). Tile rows around the
+    // vector and register tile sizes; the last shapes' rows are too long
+    // for a panel of 128 rows, so that tiles narrower than the row cut
+    // pieces at their edges.
+    auto &g = rng();
+    int fails = 0;
+    struct shape {
+        dims_t d;
+        bool wide;
+    };
+    const std::vector<shape> shapes = {
+        { { 3, 2, 5, 7 }, false },     { { 17, 3, 9, 13 }, false },
+        { { 33, 2, 4, 16 }, false },   { { 16, 5, 3, 31 }, false },
+        { { 65, 2, 11, 2 }, false },   { { 129, 2, 1400, 13 }, true },
+        { { 64, 1, 1100, 15 }, true },
+    };
+    for (int w : { 4, 2, 1, 8 })
+        for (const shape &sh : shapes) {
+            if (sh.wide && w != 4 && w != 1)
+                continue;
+            const dims_t &d = sh.d;
+            const int64_t n = d[0] * d[1] * d[2] * d[3];
+            guard_set gs(static_cast<size_t>(n * w));
+            ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+            gs.fill(g, static_cast<size_t>(n * w));
+            for (int op = 0; op < 3; ++op) {
+                dims_t st[4];
+                st[op] = { 1, d[0], d[0] * d[1], d[0] * d[1] * d[2] };
+                const si::select_nd p = full_nd(d, st, w);
+                const bool nt = (op + w) % 2 == 1;
+                const si::select_plan plan =
+                        si::plan_select(p, nt ? si::nt_candidate_bytes() : 0);
+                const std::string desc = "operand " + std::to_string(op) + " "
+                                         + nd_str(p) + (nt ? " (nt)" : "");
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                const si::select_folded &f = plan.folded;
+                const int64_t wt = op == 0 ? 1 : w;
+                KT_EXPECT(fails,
+                          ::testing::AssertionResult(
+                                  f.piece == d[3] && f.inner() == d[2] * d[3]
+                                  && f.dims[f.ndims - 2] == d[0]
+                                  && f.piece_stride[op] == d[0] * d[1] * wt)
+                                  << si::folded2str(f),
+                          desc);
+                if (sh.wide) {
+                    const si::tile_shape t = si::plan_tiles(f, 2);
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(t.cols < f.inner()
+                                                         && t.cols % d[3] != 0)
+                                      << "tiles " << t.rows << " x " << t.cols,
+                              desc);
+                }
+                for (bool at_end : { true, false })
+                    for (int nthr : { at_end ? 2 : 1, 3 })
+                        KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, nthr),
+                                  desc + (at_end ? " at end" : " at begin")
+                                          + " nthreads "
+                                          + std::to_string(nthr));
+            }
+        }
+}
+
 TEST_P(kernel_layouts_guard, StreamedTilesAgainstGuards) {
     // Batches of matrices with one operand transposed in each: streamed
     // tiles (whole matrices, in strips, each prefetching the next one's
