@@ -1,4 +1,4 @@
-// Layout cases L1..L21: Select with operands in channels-last, permuted or
+// Layout cases L1..L22: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
@@ -12,7 +12,8 @@
 // NHWC dst, so that the tiles hold 3 rows; L20: L12 with dst rows whole
 // lines and a multiple of 4 KiB apart, which share one L1 set; L21: padded
 // rows shared by every operand, rows of 197 elements 200 apart, so that
-// no two rows fold into one and every row ends off a vector), each
+// no two rows fold into one and every row ends off a vector; L22: src_0
+// with every dim reversed, whose lines of H x W come in pieces of W), each
 // measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -201,6 +202,12 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           false,
           -1,
           3 },
+        { "L22",
+          "[16,64,56,56] src_0 with every dim reversed, rest NCHW",
+          { act, act, act, act },
+          { {}, { 3, 2, 1, 0 }, {}, {} },
+          false,
+          op_src0 },
     };
 }
 
