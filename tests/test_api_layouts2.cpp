@@ -186,6 +186,28 @@ TEST(ApiLayouts2, TransposedSquareOperands) {
         }
 }
 
+TEST(ApiLayouts2, InputsWithEveryDimReversed) {
+    // An input of [N, C, H, W] stored as [W, H, C, N] (layout case L22),
+    // the rest row-major: rows of H x W in pieces of W for that input
+    // (docs/broadcast-folding.md, step 7), and cond with a per-channel
+    // src_1 beside a reversed src_0.
+    uint32_t seed = 400;
+    for (dt t : layout_types)
+        for (const dims &d : { dims { 2, 8, 5, 7 }, dims { 17, 3, 4, 13 },
+                               dims { 16, 4, 7, 56 }, dims { 33, 2, 3, 2 } }) {
+            const dims rev = { 1, d[0], d[0] * d[1], d[0] * d[1] * d[2] };
+            const dims chan = { 1, d[1], 1, 1 };
+            run_layout_case("src0_reversed", t, { d, {} }, { d, rev },
+                            { d, {} }, { d, {} }, seed++);
+            run_layout_case("cond_reversed", t, { d, rev }, { d, {} },
+                            { d, {} }, { d, {} }, seed++);
+            run_layout_case("src0_reversed_per_channel_src1", t, { d, {} },
+                            { d, rev }, { chan, {} }, { d, {} }, seed++);
+            if (HasFailure())
+                return;
+        }
+}
+
 TEST(ApiLayouts2, AttentionScoresLastTwoDimsSwapped) {
     uint32_t seed = 200;
     for (dt t : layout_types)
