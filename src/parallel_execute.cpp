@@ -154,6 +154,9 @@ struct tiled_runner {
     select_kernel_fn fn;
     const char *base[n_operands];
     const int64_t *stride[n_operands];
+    // Per slot, the bytes between a transposed input's pieces
+    // (select_folded::piece_stride, after the role swap).
+    int64_t piece_stride[n_operands];
     const transpose_kernel *tr[n_operands]; // null: not transposed
     int64_t esize[n_operands];
     int64_t ld[n_operands] = {}; // scratch row stride per transposed operand
@@ -219,6 +222,7 @@ struct tiled_runner {
     // one), or null: they replace dst's transpose.
     tiled_runner(const select_folded &af, select_kernel_fn afn,
                  const char *const *abase, const int64_t *const *astride,
+                 const int64_t *apiece_stride,
                  const transpose_kernel *const *atr,
                  const transpose_kernel *dst_regular, bool nt, int nthreads,
                  const select_kernel *dt = nullptr,
@@ -228,6 +232,7 @@ struct tiled_runner {
         for (int i = 0; i < n_operands; ++i) {
             base[i] = abase[i];
             stride[i] = astride[i];
+            piece_stride[i] = apiece_stride[i];
             tr[i] = atr[i];
             esize[i] = operand_bytes(i, f.elem_size);
         }
@@ -381,7 +386,7 @@ struct tiled_runner {
     int64_t col_offset(int i, int64_t c) const {
         const int64_t s = stride[i][f.ndims - 1];
         return f.piece && tr[i]
-                       ? c / f.piece * f.piece_stride[i] + c % f.piece * s
+                       ? c / f.piece * piece_stride[i] + c % f.piece * s
                        : c * s;
     }
     tile tile_of(const tile_pos &p) const {
@@ -1037,7 +1042,11 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
             nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
                                         : plan.transpose[op_dst]
         };
-        const tiled_runner runner(f, fn, base, strides, tr,
+        const int64_t piece_stride[n_operands] = { f.piece_stride[op_cond],
+                                                   f.piece_stride[a],
+                                                   f.piece_stride[b],
+                                                   f.piece_stride[op_dst] };
+        const tiled_runner runner(f, fn, base, strides, piece_stride, tr,
                                   plan.transpose[op_dst], nt, nthr, dt,
                                   plan.kernel_dt.get());
         if (runner.dt_fn)

@@ -256,10 +256,20 @@ TEST_P(kernel_layouts_guard, PiecesAgainstGuards) {
             guard_set gs(static_cast<size_t>(n * w));
             ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
             gs.fill(g, static_cast<size_t>(n * w));
-            for (int op = 0; op < 3; ++op) {
-                dims_t st[4];
-                st[op] = { 1, d[0], d[0] * d[1], d[0] * d[1] * d[2] };
-                const si::select_nd p = full_nd(d, st, w);
+            // Each input reversed; then cond or src_1 reversed beside a 0-D
+            // src_0, which the plan swaps into the src_1 slot (the pieces'
+            // strides follow the swap).
+            for (int k = 0; k < 5; ++k) {
+                const int op = k < 3 ? k : (k == 3 ? 0 : 2);
+                nd_spec ns = full_spec(d, w);
+                ns.strides[op] = { 1, d[0], d[0] * d[1], d[0] * d[1] * d[2] };
+                if (k >= 3) {
+                    ns.in[1] = {};
+                    ns.strides[1] = {};
+                    ns.dst_from_inputs = false;
+                    ns.dst = d;
+                }
+                const si::select_nd p = make_nd(ns);
                 const bool nt = (op + w) % 2 == 1;
                 const si::select_plan plan =
                         si::plan_select(p, nt ? si::nt_candidate_bytes() : 0);
