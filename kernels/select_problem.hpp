@@ -67,6 +67,11 @@ enum class inner_mode : uint8_t {
 /// src/parallel_execute.cpp).
 constexpr int64_t short_row_bytes = 1024, wide_row_elems = 1024;
 
+/// Row groups: a transposed input's lines under short_line_bytes along the
+/// tile dim, contiguous into the next outer dim, take that dim into the
+/// tile dim (src/broadcast.cpp, step 8).
+constexpr int64_t short_line_bytes = 512;
+
 struct select_folded {
     int ndims = 1; ///< folded dims; dims[ndims-1] is the inner dim
     int64_t dims[max_ndims] = {};
@@ -94,6 +99,14 @@ struct select_folded {
     /// 0: no pieces, every operand's columns at one stride.
     int64_t piece = 0;
     int64_t piece_stride[n_operands] = {};
+    /// Row groups (src/broadcast.cpp, step 8): the tile dim is an outer dim
+    /// merged with a short tile dim of `group` rows for every transposed
+    /// input (contiguous across the two), while each other operand's rows
+    /// come in groups of `group` rows, group_stride[i] bytes apart (row r
+    /// at (r / group) * group_stride[i] + (r % group) * strides[i][tdim]).
+    /// 0: no groups, every operand's rows at one stride.
+    int64_t group = 0;
+    int64_t group_stride[n_operands] = {};
 
     bool has_transposed() const { return tdim >= 0; }
 

@@ -44,6 +44,14 @@
 //    input a piece at a time (src/parallel_execute.cpp). A tensor with
 //    every dim reversed ([N, C, H, W] stored as [W, H, C, N]) against dst
 //    then folds to rows of H * W in pieces of W, not to rows of W.
+// 8. A tile dim whose lines are short for some transposed input (under
+//    512 bytes: 16 images of a batch-innermost tensor) and along which
+//    every transposed input continues contiguously into the next outer
+//    dim takes that dim in: the tile dim becomes both, in groups of the
+//    old tile dim's rows, and each other operand's groups lie that dim's
+//    stride apart (select_folded::group, group_stride). A tile then reads
+//    lines of hundreds of bytes of each transposed input rather than one
+//    64-byte line from every page it touches.
 //
 // Worked example (attention mask, f32): cond [1,1,256,256], src_0
 // [4,16,256,256], src_1 [1] (a 0-D -inf works the same), dst [4,16,256,256].
@@ -91,6 +99,18 @@ int pick_tdim(const select_folded &f, const int64_t *esize) {
     return best;
 }
 
+// Dim d removed (merged into the dim inside it, which holds the product).
+void remove_dim(select_folded &f, int d) {
+    for (int j = d; j + 1 < f.ndims; ++j) {
+        f.dims[j] = f.dims[j + 1];
+        for (int i = 0; i < n_operands; ++i)
+            f.strides[i][j] = f.strides[i][j + 1];
+    }
+    --f.ndims;
+    if (f.tdim > d)
+        --f.tdim;
+}
+
 // Step 6 (see the top of the file).
 void widen_short_rows(select_folded &f, const int64_t *esize) {
     const int nd = f.ndims;
@@ -130,15 +150,8 @@ void widen_short_rows(select_folded &f, const int64_t *esize) {
     f.dims[od] = m / k;
     for (int i = 0; i < n_operands; ++i)
         f.strides[i][od] *= k; // 0 stays 0 for the row vectors
-    if (f.dims[od] == 1) {
-        // One wide row per outer index: drop the dim.
-        for (int j = od; j + 1 < nd; ++j) {
-            f.dims[j] = f.dims[j + 1];
-            for (int i = 0; i < n_operands; ++i)
-                f.strides[i][j] = f.strides[i][j + 1];
-        }
-        f.ndims = nd - 1;
-    }
+    if (f.dims[od] == 1)
+        remove_dim(f, od); // one wide row per outer index
 }
 
 // Step 7 (see the top of the file), on a fold whose tile dim is placed.
@@ -163,16 +176,34 @@ void merge_pieces(select_folded &f, const int64_t *esize) {
         if (f.mode[i] == inner_mode::transposed)
             f.piece_stride[i] = f.strides[i][b];
     f.dims[in] = n * f.dims[b];
-    for (int j = b; j + 1 < nd; ++j) {
-        f.dims[j] = f.dims[j + 1];
-        for (int i = 0; i < n_operands; ++i)
-            f.strides[i][j] = f.strides[i][j + 1];
-    }
-    f.ndims = nd - 1;
-    f.tdim = nd - 3;
+    remove_dim(f, b);
 }
 
-// Steps 4 to 7 over the dims in `order` (outermost first).
+// Step 8 (see the top of the file), on a fold whose tile dim is placed.
+void merge_row_groups(select_folded &f, const int64_t *esize) {
+    const int nd = f.ndims;
+    if (nd < 3 || f.tdim != nd - 2 || f.mode[op_dst] != inner_mode::vector)
+        return;
+    const int td = nd - 2, b = nd - 3;
+    const int64_t n = f.dims[td];
+    bool short_line = false;
+    for (int i = 0; i < op_dst; ++i) {
+        if (f.mode[i] != inner_mode::transposed)
+            continue;
+        if (f.strides[i][b] != f.strides[i][td] * n)
+            return;
+        short_line = short_line || n * esize[i] < short_line_bytes;
+    }
+    if (!short_line)
+        return;
+    f.group = n;
+    for (int i = 0; i < n_operands; ++i)
+        f.group_stride[i] = f.strides[i][b];
+    f.dims[td] = n * f.dims[b];
+    remove_dim(f, b);
+}
+
+// Steps 4 to 8 over the dims in `order` (outermost first).
 select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
                             const int64_t *esize) {
     select_folded f;
@@ -253,6 +284,7 @@ select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
         }
         f.tdim = n - 2;
         merge_pieces(f, esize);
+        merge_row_groups(f, esize);
     }
 
     if (tdim < 0 && dst_vector)
@@ -377,6 +409,8 @@ std::string folded2str(const select_folded &f) {
     }
     if (f.piece)
         s += " pieces=" + std::to_string(f.piece);
+    if (f.group)
+        s += " groups=" + std::to_string(f.group);
     s += " inner=";
     const char *opn[n_operands] = { "c", "a", "b", "d" };
     for (int i = 0; i < n_operands; ++i) {

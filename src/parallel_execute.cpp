@@ -157,6 +157,9 @@ struct tiled_runner {
     // Per slot, the bytes between a transposed input's pieces
     // (select_folded::piece_stride, after the role swap).
     int64_t piece_stride[n_operands];
+    // Per slot, the bytes between the groups of an operand's rows
+    // (select_folded::group_stride, after the role swap).
+    int64_t group_stride[n_operands];
     const transpose_kernel *tr[n_operands]; // null: not transposed
     int64_t esize[n_operands];
     int64_t ld[n_operands] = {}; // scratch row stride per transposed operand
@@ -222,7 +225,7 @@ struct tiled_runner {
     // one), or null: they replace dst's transpose.
     tiled_runner(const select_folded &af, select_kernel_fn afn,
                  const char *const *abase, const int64_t *const *astride,
-                 const int64_t *apiece_stride,
+                 const int64_t *apiece_stride, const int64_t *agroup_stride,
                  const transpose_kernel *const *atr,
                  const transpose_kernel *dst_regular, bool nt, int nthreads,
                  const select_kernel *dt = nullptr,
@@ -233,6 +236,7 @@ struct tiled_runner {
             base[i] = abase[i];
             stride[i] = astride[i];
             piece_stride[i] = apiece_stride[i];
+            group_stride[i] = agroup_stride[i];
             tr[i] = atr[i];
             esize[i] = operand_bytes(i, f.elem_size);
         }
@@ -291,7 +295,8 @@ struct tiled_runner {
         n_cb = (inner + tile_cols - 1) / tile_cols;
         for (int d = 0; d + 2 < nd; ++d)
             outer *= f.dims[d];
-        bool flat = n_cb == 1;
+        // Row groups: rows lie back to back only within a group.
+        bool flat = n_cb == 1 && !f.group;
         uint8_t row_vectors = 0;
         for (int i = 0; i < n_operands && flat; ++i) {
             const int64_t rs = tr[i] ? ld[i] : stride[i][nd - 2];
@@ -341,7 +346,7 @@ struct tiled_runner {
     // byte offset. Tiles are numbered in (outer, row block, column block)
     // order, or (outer, column block, row block) with cols_first.
     struct tile {
-        int64_t c0, nr, nc;
+        int64_t r0, c0, nr, nc;
         int64_t off[n_operands];
     };
     // A tile's place: its row block, column block and index along each
@@ -389,16 +394,24 @@ struct tiled_runner {
                        ? c / f.piece * piece_stride[i] + c % f.piece * s
                        : c * s;
     }
+    // Row r's byte offset in operand i: rows come in groups where the fold
+    // has them (select_folded::group).
+    int64_t row_offset(int i, int64_t r) const {
+        const int64_t s = stride[i][f.ndims - 2];
+        return f.group ? r / f.group * group_stride[i] + r % f.group * s
+                       : r * s;
+    }
     tile tile_of(const tile_pos &p) const {
         const int nd = f.ndims;
         const int td = nd - 2, in = nd - 1;
         const int64_t r0 = p.rb * tile_rows, c0 = p.cb * tile_cols;
         tile t;
+        t.r0 = r0;
         t.c0 = c0;
         t.nr = std::min(tile_rows, f.dims[td] - r0);
         t.nc = std::min(tile_cols, f.dims[in] - c0);
         for (int i = 0; i < n_operands; ++i) {
-            int64_t off = r0 * stride[i][td] + col_offset(i, c0);
+            int64_t off = row_offset(i, r0) + col_offset(i, c0);
             for (int d = 0; d < td; ++d)
                 off += p.o[d] * stride[i][d];
             t.off[i] = off;
@@ -570,7 +583,8 @@ struct tiled_runner {
         int64_t row_stride[n_operands];
         char *sp = scr;
         for (int i = 0; i < n_operands; ++i) {
-            ptr[i] = base[i] + tl.off[i] + r0 * stride[i][td];
+            ptr[i] = base[i] + tl.off[i] + row_offset(i, tl.r0 + r0)
+                     - row_offset(i, tl.r0);
             row_stride[i] = stride[i][td];
         }
         for (int i = 0; i < op_dst; ++i) {
@@ -646,7 +660,28 @@ struct tiled_runner {
         a.dst_stride = step[op_dst];
         a.fence = 0;
         a.elem_tail = 1;
-        if (full > 0) {
+        if (f.group) {
+            // Row groups (wide is 1): one call per group's share of the
+            // strip, each operand read as it is at its own group.
+            for (int64_t r = 0; r < nr;) {
+                const int64_t at = tl.r0 + r0 + r;
+                const int64_t k = std::min(nr - r, f.group - at % f.group);
+                const char *q[n_operands];
+                for (int i = 0; i < n_operands; ++i)
+                    q[i] = tr[i] ? static_cast<const char *>(ptr[i])
+                                           + r * row_stride[i]
+                                 : base[i] + tl.off[i] + row_offset(i, at)
+                                           - row_offset(i, tl.r0);
+                a.cond = q[op_cond];
+                a.src0 = q[op_src0];
+                a.src1 = q[op_src1];
+                a.dst = const_cast<char *>(q[op_dst]);
+                a.n = static_cast<uint64_t>(nc);
+                a.rows = static_cast<uint64_t>(k);
+                fn(&a);
+                r += k;
+            }
+        } else if (full > 0) {
             a.n = static_cast<uint64_t>(wide * nc);
             a.rows = static_cast<uint64_t>(full);
             fn(&a);
@@ -1046,9 +1081,13 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
                                                    f.piece_stride[a],
                                                    f.piece_stride[b],
                                                    f.piece_stride[op_dst] };
-        const tiled_runner runner(f, fn, base, strides, piece_stride, tr,
-                                  plan.transpose[op_dst], nt, nthr, dt,
-                                  plan.kernel_dt.get());
+        const int64_t group_stride[n_operands] = { f.group_stride[op_cond],
+                                                   f.group_stride[a],
+                                                   f.group_stride[b],
+                                                   f.group_stride[op_dst] };
+        const tiled_runner runner(f, fn, base, strides, piece_stride,
+                                  group_stride, tr, plan.transpose[op_dst], nt,
+                                  nthr, dt, plan.kernel_dt.get());
         if (runner.dt_fn)
             used = runner.dt_fn == runner.dt_regular ? plan.kernel_dt.get()
                                                      : dt;

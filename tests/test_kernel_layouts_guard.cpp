@@ -227,6 +227,17 @@ TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
             }
 }
 
+// `p` by `plan` against the guards at either end: 1 and 3 threads at the
+// start, 2 and 3 at the end.
+void run_guarded_1_to_3(int &fails, guard_set &gs, const si::select_nd &p,
+                        const si::select_plan &plan, const std::string &desc) {
+    for (bool at_end : { true, false })
+        for (int nthr : { at_end ? 2 : 1, 3 })
+            KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, nthr),
+                      desc + (at_end ? " at end" : " at begin") + " nthreads "
+                              + std::to_string(nthr));
+}
+
 TEST_P(kernel_layouts_guard, PiecesAgainstGuards) {
     // One input of [N, C, H, W] stored with every dim reversed (strides
     // {1, N, N*C, N*C*H}), the rest row-major: the fold merges H into W
@@ -278,10 +289,15 @@ TEST_P(kernel_layouts_guard, PiecesAgainstGuards) {
                 KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
                 const si::select_folded &f = plan.folded;
                 const int64_t wt = op == 0 ? 1 : w;
+                // Lines of N under 512 bytes take C into the tile dim, in
+                // groups of N rows (step 8); C of 1 is no dim.
+                const bool grouped = d[1] > 1 && d[0] * wt < 512;
                 KT_EXPECT(fails,
                           ::testing::AssertionResult(
                                   f.piece == d[3] && f.inner() == d[2] * d[3]
-                                  && f.dims[f.ndims - 2] == d[0]
+                                  && f.dims[f.ndims - 2]
+                                             == (grouped ? d[0] * d[1] : d[0])
+                                  && f.group == (grouped ? d[0] : 0)
                                   && f.piece_stride[op] == d[0] * d[1] * wt)
                                   << si::folded2str(f),
                           desc);
@@ -293,12 +309,70 @@ TEST_P(kernel_layouts_guard, PiecesAgainstGuards) {
                                       << "tiles " << t.rows << " x " << t.cols,
                               desc);
                 }
-                for (bool at_end : { true, false })
-                    for (int nthr : { at_end ? 2 : 1, 3 })
-                        KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, nthr),
-                                  desc + (at_end ? " at end" : " at begin")
-                                          + " nthreads "
-                                          + std::to_string(nthr));
+                run_guarded_1_to_3(fails, gs, p, plan, desc);
+            }
+        }
+}
+
+TEST_P(kernel_layouts_guard, RowGroupsAgainstGuards) {
+    // One input of [N, C, L] stored (L, C, N) (strides {1, N, N*C}), the
+    // rest row-major, rows of L of 1 KiB or more (no pieces): the tile dim
+    // is N for
+    // that input, contiguous into C, so with lines of N under 512 bytes
+    // the fold merges C into it for that input and leaves every other
+    // operand's rows in groups of N, C's stride apart (src/broadcast.cpp,
+    // step 8). N around the vector and register tile sizes and not
+    // dividing the tiles' rows (tiles then start inside a group); a
+    // per-channel src_1 [1, C, 1] (stride 0 along N); 1 to 3 threads;
+    // every tensor against a guard page at either end.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 4, 2, 1, 8 })
+        for (const dims_t &d : { dims_t { 3, 50, 1030 }, dims_t { 16, 9, 1100 },
+                                 dims_t { 5, 70, 1024 }, dims_t { 33, 7, 1027 },
+                                 dims_t { 2, 200, 1030 } }) {
+            const int64_t n = d[0] * d[1] * d[2];
+            guard_set gs(static_cast<size_t>(n * w));
+            ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+            gs.fill(g, static_cast<size_t>(n * w));
+            for (int k = 0; k < 4; ++k) {
+                const int op = k < 3 ? k : 0;
+                nd_spec ns = full_spec(d, w);
+                ns.strides[op] = { 1, d[0], d[0] * d[1] };
+                if (k == 3) {
+                    ns.in[2] = { 1, d[1], 1 };
+                    ns.strides[2] = {};
+                }
+                const si::select_nd p = make_nd(ns);
+                const bool nt = (op + w + k) % 2 == 1;
+                const si::select_plan plan =
+                        si::plan_select(p, nt ? si::nt_candidate_bytes() : 0);
+                const std::string desc = "case " + std::to_string(k) + " "
+                                         + nd_str(p) + (nt ? " (nt)" : "");
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                const si::select_folded &f = plan.folded;
+                const int64_t wt = op == 0 ? 1 : w;
+                const bool grouped = d[0] * wt < 512;
+                KT_EXPECT(fails,
+                          ::testing::AssertionResult(
+                                  f.piece == 0 && f.inner() == d[2]
+                                  && f.ndims == (grouped ? 2 : 3)
+                                  && f.dims[f.ndims - 2]
+                                             == (grouped ? d[0] * d[1] : d[0])
+                                  && f.group == (grouped ? d[0] : 0))
+                                  << si::folded2str(f),
+                          desc);
+                if (grouped) {
+                    // dst's groups lie C's stride apart, the transposed
+                    // input's N elements apart.
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(
+                                      f.group_stride[si::op_dst] == d[2] * w
+                                      && f.group_stride[op] == d[0] * wt)
+                                      << si::folded2str(f),
+                              desc);
+                }
+                run_guarded_1_to_3(fails, gs, p, plan, desc);
             }
         }
 }
