@@ -13,7 +13,8 @@
 // lines and a multiple of 4 KiB apart, which share one L1 set; L21: padded
 // rows shared by every operand, rows of 197 elements 200 apart, so that
 // no two rows fold into one and every row ends off a vector; L22: src_0
-// with every dim reversed, whose lines of H x W come in pieces of W), each
+// with every dim reversed, whose lines of H x W come in pieces of W and whose
+// tile dim N continues into C: rows in groups of N), each
 // measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
