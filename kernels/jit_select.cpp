@@ -19,8 +19,12 @@
 // that ends where the row does, overlapping the vector before. The
 // elements stored twice get the same bits both times, in place too, as
 // select(c, select(c, a, b), b) == select(c, a, b) with dst on src_0 (or
-// on src_1, after the swap that keeps a scalar source in src_1). Shorter
-// rows go one element at a time with scalar moves and cmov (32-bit
+// on src_1, after the swap that keeps a scalar source in src_1). A row
+// shorter than a vector goes the same way in two overlapping parts of
+// 16, 8 or 4 bytes (xmm moves that read and write only the row's bytes),
+// the widest of which two cover it; the rest (rows under 4 bytes, and the
+// elements after a row's last whole vector where the tiles ask for it:
+// elem_tail) one element at a time with scalar moves and cmov (32-bit
 // registers for 1- to 4-byte elements, 64-bit ones for 8-byte elements).
 //
 // Non-temporal stores: AVX-512 streams a row from its first aligned vector
@@ -310,15 +314,81 @@ private:
         store_elem(reg_tmp_);
     }
 
+    // --- AVX2: `bytes` (16, 8 or 4) of a row at reg_i_, in an xmm --------
+    void load_part(const Xmm &x, const RegExp &a, int bytes) {
+        switch (bytes) {
+            case 16: vmovdqu(x, ptr[a]); break;
+            case 8: vmovq(x, qword[a]); break;
+            default: vmovd(x, dword[a]); break;
+        }
+    }
+    void store_part(const RegExp &a, const Xmm &x, int bytes) {
+        switch (bytes) {
+            case 16: vmovdqu(ptr[a], x); break;
+            case 8: vmovq(qword[a], x); break;
+            default: vmovd(dword[a], x); break;
+        }
+    }
+    void select_part(int bytes) {
+        const Xmm va(key_.src0_scalar ? vmm_scalar_a_.getIdx() : vidx_a(0));
+        const Xmm vb(key_.src1_scalar ? vmm_scalar_b_.getIdx() : vidx_b(0));
+        if (!key_.src0_scalar)
+            load_part(va, elem_addr(reg_src0_, false, 0), bytes);
+        if (!key_.src1_scalar)
+            load_part(vb, elem_addr(reg_src1_, false, 0), bytes);
+        // The part's cond bytes (16 down to 2), then widened to lanes of
+        // all ones where cond is zero.
+        const Xmm c(vidx_cond(0)), zero(vmm_zero_.getIdx());
+        const RegExp ca = cond_addr(0);
+        switch (bytes / w_) {
+            case 16: vmovdqu(c, ptr[ca]); break;
+            case 8: vmovq(c, qword[ca]); break;
+            case 4: vmovd(c, dword[ca]); break;
+            default:
+                movzx(reg_tmp2_.cvt32(), word[ca]);
+                vmovd(c, reg_tmp2_.cvt32());
+                break;
+        }
+        switch (w_) {
+            case 1: vpcmpeqb(c, c, zero); break;
+            case 2:
+                vpmovzxbw(c, c);
+                vpcmpeqw(c, c, zero);
+                break;
+            case 4:
+                vpmovzxbd(c, c);
+                vpcmpeqd(c, c, zero);
+                break;
+            default:
+                vpmovzxbq(c, c);
+                vpcmpeqq(c, c, zero);
+                break;
+        }
+        const Xmm vd(vidx_d(0));
+        if (key_.invert_cond)
+            vpblendvb(vd, vb, va, c);
+        else
+            vpblendvb(vd, va, vb, c);
+        store_part(elem_addr(reg_dst_, false, 0), vd, bytes);
+    }
+    void copy_part(const Reg64 &src, bool scalar, const Vmm &vs, int bytes) {
+        Xmm v(vs.getIdx());
+        if (!scalar) {
+            v = Xmm(vidx_a(0));
+            load_part(v, elem_addr(src, false, 0), bytes);
+        }
+        store_part(elem_addr(reg_dst_, false, 0), v, bytes);
+    }
+
     // --- the loop over one row -------------------------------------------
     // vec(u, off, masked) handles lanes_ elements at reg_i_ + off (masked:
     // the k_tail_ lanes, AVX-512 only); elem() handles the element at
-    // reg_i_ (AVX2).
-    template <typename VecOp, typename ElemOp>
-    void row_loop(const VecOp &vec, const ElemOp &elem) {
+    // reg_i_ and part(bytes) that many bytes at reg_i_ (AVX2).
+    template <typename VecOp, typename ElemOp, typename PartOp>
+    void row_loop(const VecOp &vec, const ElemOp &elem, const PartOp &part) {
         if constexpr (!is_avx512)
             if (key_.nt_stores) {
-                row_loop_nt_lines(vec, elem);
+                row_loop_nt_lines(vec, elem, part);
                 return;
             }
         Label l_unrolled, l_single, l_tail, l_done;
@@ -374,7 +444,7 @@ private:
                 vec(0, 0, true);
             } else {
                 mov(reg_lim_, reg_n_);
-                regular_run(vec, elem);
+                regular_run(vec, elem, part);
             }
         }
         L(l_done);
@@ -383,12 +453,15 @@ private:
     // AVX2: the elements [reg_i_, reg_lim_) with regular stores (vec's
     // `masked`): whole vectors, then the rest by one more vector that ends
     // at reg_lim_, overlapping the one before, where reg_lim_ >= lanes_
-    // (the vector stays within the row) and elem_tail is 0, else one
-    // element at a time; reg_i_ = reg_lim_ after. Callers keep the elements
-    // before reg_i_ that such a vector may store again to regular stores.
-    template <typename VecOp, typename ElemOp>
-    void regular_run(const VecOp &vec, const ElemOp &elem) {
-        Label l_vec, l_rest, l_elem, l_end;
+    // (the vector stays within the row) and elem_tail is 0; where
+    // reg_lim_ < lanes_ (a row shorter than a vector, whatever elem_tail),
+    // by two overlapping parts of the widest of 16, 8 and 4 bytes that
+    // two cover the rest; else one element at a time. reg_i_ = reg_lim_
+    // after. Callers keep the elements before reg_i_ that such a vector
+    // may store again to regular stores.
+    template <typename VecOp, typename ElemOp, typename PartOp>
+    void regular_run(const VecOp &vec, const ElemOp &elem, const PartOp &part) {
+        Label l_vec, l_rest, l_part, l_elem, l_end;
         L(l_vec);
         mov(reg_tmp_, reg_lim_);
         sub(reg_tmp_, reg_i_);
@@ -400,7 +473,7 @@ private:
         jmp(l_vec, T_NEAR);
         L(l_rest);
         cmp(reg_lim_, lanes_);
-        jb(l_elem, T_NEAR);
+        jb(l_part, T_NEAR);
         cmp(qword[reg_param_ + offsetof(select_call_args, elem_tail)], 0);
         jne(l_elem, T_NEAR);
         mov(reg_i_, reg_lim_);
@@ -408,6 +481,22 @@ private:
         vec(0, 0, true);
         mov(reg_i_, reg_lim_);
         jmp(l_end, T_NEAR);
+        // reg_tmp_ elements left, fewer than lanes_: parts of `bytes`
+        // where bytes / w_ <= reg_tmp_ < 2 * bytes / w_ (at least two
+        // elements a part).
+        L(l_part);
+        for (int bytes = vlen / 2; bytes >= 4 && bytes >= 2 * w_; bytes /= 2) {
+            Label l_narrower;
+            cmp(reg_tmp_, bytes / w_);
+            jb(l_narrower, T_NEAR);
+            part(bytes);
+            mov(reg_i_, reg_lim_);
+            sub(reg_i_, bytes / w_);
+            part(bytes);
+            mov(reg_i_, reg_lim_);
+            jmp(l_end, T_NEAR);
+            L(l_narrower);
+        }
         L(l_elem);
         elem();
         inc(reg_i_);
@@ -428,8 +517,9 @@ private:
     // than a vector's, that line is stored regularly too, so that whole
     // vectors store them: one element at a time took a third of a bf16
     // row of 394 bytes' time.
-    template <typename VecOp, typename ElemOp>
-    void row_loop_nt_lines(const VecOp &vec, const ElemOp &elem) {
+    template <typename VecOp, typename ElemOp, typename PartOp>
+    void row_loop_nt_lines(const VecOp &vec, const ElemOp &elem,
+                           const PartOp &part) {
         static_assert(2 * vlen == 64, "two AVX2 vectors to a line");
         const int line = 2 * lanes_;
         // The next row's first and last lines, where they take regular
@@ -473,7 +563,7 @@ private:
         L(l_head);
         cmp(reg_lim_, reg_n_);
         cmova(reg_lim_, reg_n_);
-        regular_run(vec, elem);
+        regular_run(vec, elem, part);
         // The end of the streamed lines: the last whole line, or the one
         // before where fewer than a vector's elements would follow it.
         Label l_end_set;
@@ -517,7 +607,7 @@ private:
         // Tail: the elements after the last streamed line.
         L(l_tail);
         mov(reg_lim_, reg_n_);
-        regular_run(vec, elem);
+        regular_run(vec, elem, part);
     }
 
     // k_tail_ = the low `count` lanes (count < lanes_ <= 64).
@@ -578,7 +668,8 @@ private:
             broadcast_lanes(vmm_scalar_b_, reg_src1_);
         row_loop([&](int u, int off,
                      bool masked) { select_vector(u, off, masked); },
-                 [&] { select_elem(); });
+                 [&] { select_elem(); },
+                 [&](int bytes) { select_part(bytes); });
     }
 
     void row_cond_scalar() {
@@ -603,7 +694,8 @@ private:
                 [&](int u, int off, bool masked) {
                     copy_vector(src, scalar, vs, u, off, masked);
                 },
-                [&] { copy_elem(src, scalar); });
+                [&] { copy_elem(src, scalar); },
+                [&](int bytes) { copy_part(src, scalar, vs, bytes); });
     }
 
     const kernel_key key_;
