@@ -322,15 +322,17 @@ TEST_P(kernel_layouts_guard, RowGroupsAgainstGuards) {
     // the fold merges C into it for that input and leaves every other
     // operand's rows in groups of N, C's stride apart (src/broadcast.cpp,
     // step 8). N around the vector and register tile sizes and not
-    // dividing the tiles' rows (tiles then start inside a group); a
-    // per-channel src_1 [1, C, 1] (stride 0 along N); 1 to 3 threads;
-    // every tensor against a guard page at either end.
+    // dividing the tiles' rows (tiles then start inside a group), and a
+    // tile streamed in strips across the groups; a per-channel src_1
+    // [1, C, 1] (stride 0 along N); 1 to 3 threads; every tensor against a
+    // guard page at either end.
     auto &g = rng();
     int fails = 0;
     for (int w : { 4, 2, 1, 8 })
-        for (const dims_t &d : { dims_t { 3, 50, 1030 }, dims_t { 16, 9, 1100 },
-                                 dims_t { 5, 70, 1024 }, dims_t { 33, 7, 1027 },
-                                 dims_t { 2, 200, 1030 } }) {
+        for (const dims_t &d :
+             { dims_t { 3, 50, 1030 }, dims_t { 16, 9, 1100 },
+               dims_t { 5, 70, 1024 }, dims_t { 33, 7, 1027 },
+               dims_t { 2, 200, 1030 }, dims_t { 4, 16, 1024 } }) {
             const int64_t n = d[0] * d[1] * d[2];
             guard_set gs(static_cast<size_t>(n * w));
             ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
@@ -362,6 +364,18 @@ TEST_P(kernel_layouts_guard, RowGroupsAgainstGuards) {
                                   && f.group == (grouped ? d[0] : 0))
                                   << si::folded2str(f),
                           desc);
+                // [4, 16, 1024]: the transposed input's lines start cache
+                // lines and the tile fits the stream budget: one thread
+                // streams it in strips of 64 bytes of lines, across the
+                // groups.
+                if (d[2] == 1024 && d[0] == 4 && w <= 4) {
+                    const si::tile_shape t = si::plan_tiles(f, 1);
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(t.stream)
+                                      << "tiles " << t.rows << " x " << t.cols
+                                      << " not streamed",
+                              desc);
+                }
                 if (grouped) {
                     // dst's groups lie C's stride apart, the transposed
                     // input's N elements apart.
