@@ -153,12 +153,12 @@ struct tiled_runner {
     const select_folded &f;
     select_kernel_fn fn;
     const char *base[n_operands];
+    // Per slot (the kernel's cond, src_0, src_1, dst after the role swap):
+    // the operand's byte strides per folded dim, the bytes between its
+    // pieces (select_folded::piece_stride) and between its row groups
+    // (select_folded::group_stride).
     const int64_t *stride[n_operands];
-    // Per slot, the bytes between a transposed input's pieces
-    // (select_folded::piece_stride, after the role swap).
     int64_t piece_stride[n_operands];
-    // Per slot, the bytes between the groups of an operand's rows
-    // (select_folded::group_stride, after the role swap).
     int64_t group_stride[n_operands];
     const transpose_kernel *tr[n_operands]; // null: not transposed
     int64_t esize[n_operands];
@@ -224,8 +224,7 @@ struct tiled_runner {
     // kernels writing a transposed dst (the picked variant and the regular
     // one), or null: they replace dst's transpose.
     tiled_runner(const select_folded &af, select_kernel_fn afn,
-                 const char *const *abase, const int64_t *const *astride,
-                 const int64_t *apiece_stride, const int64_t *agroup_stride,
+                 const char *const *abase, const int *slot_op,
                  const transpose_kernel *const *atr,
                  const transpose_kernel *dst_regular, bool nt, int nthreads,
                  const select_kernel *dt = nullptr,
@@ -234,9 +233,9 @@ struct tiled_runner {
         , fn(afn) {
         for (int i = 0; i < n_operands; ++i) {
             base[i] = abase[i];
-            stride[i] = astride[i];
-            piece_stride[i] = apiece_stride[i];
-            group_stride[i] = agroup_stride[i];
+            stride[i] = f.strides[slot_op[i]];
+            piece_stride[i] = f.piece_stride[slot_op[i]];
+            group_stride[i] = f.group_stride[slot_op[i]];
             tr[i] = atr[i];
             esize[i] = operand_bytes(i, f.elem_size);
         }
@@ -1055,9 +1054,12 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
         static_cast<const char *>(plan.swap ? src0 : src1),
         static_cast<const char *>(dst)
     };
-    const int64_t *const strides[n_operands] = { f.strides[op_cond],
-                                                 f.strides[a], f.strides[b],
-                                                 f.strides[op_dst] };
+    // The operand in each of the kernel's slots.
+    const int slot_op[n_operands] = { op_cond, a, b, op_dst };
+    const int64_t *const strides[n_operands] = { f.strides[slot_op[0]],
+                                                 f.strides[slot_op[1]],
+                                                 f.strides[slot_op[2]],
+                                                 f.strides[slot_op[3]] };
     // nt: the kernel that stores dst, the row kernel or dst's transpose,
     // stores non-temporally.
     const bool row_nt = nt && plan.kernel_nt;
@@ -1077,17 +1079,9 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
             nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
                                         : plan.transpose[op_dst]
         };
-        const int64_t piece_stride[n_operands] = { f.piece_stride[op_cond],
-                                                   f.piece_stride[a],
-                                                   f.piece_stride[b],
-                                                   f.piece_stride[op_dst] };
-        const int64_t group_stride[n_operands] = { f.group_stride[op_cond],
-                                                   f.group_stride[a],
-                                                   f.group_stride[b],
-                                                   f.group_stride[op_dst] };
-        const tiled_runner runner(f, fn, base, strides, piece_stride,
-                                  group_stride, tr, plan.transpose[op_dst], nt,
-                                  nthr, dt, plan.kernel_dt.get());
+        const tiled_runner runner(f, fn, base, slot_op, tr,
+                                  plan.transpose[op_dst], nt, nthr, dt,
+                                  plan.kernel_dt.get());
         if (runner.dt_fn)
             used = runner.dt_fn == runner.dt_regular ? plan.kernel_dt.get()
                                                      : dt;
