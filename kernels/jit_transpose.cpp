@@ -68,12 +68,13 @@
 // past the last full block, columns past the last full column block, and a dst
 // that is not aligned so run as in the regular kernel; an sfence ends the call
 // unless the caller fences itself (`fence` = 0). With a carry
-// (transpose_call_args::carry; 2- to 8-byte elements) a dst that is not
-// aligned so streams whole lines too: blocks of 2 * sb columns (AVX2: 4
-// lines of a row where they are at most 64 columns), each
-// row's piece joined to the previous block's tail (carried_block; the
-// join is vpermi2w / vpermi2d on AVX-512, vpermd and vpblendvb, plus
-// shifts for 2-byte elements, on AVX2: carry_rows_avx2).
+// (transpose_call_args::carry; AVX-512 2- to 8-byte elements, AVX2 every
+// size) a dst that is not aligned so streams whole lines too: blocks of
+// 2 * sb columns (AVX2: 4 lines of a row where they are at most 64
+// columns, one line of bytes), each row's piece joined to the previous
+// block's tail (carried_block; the join is vpermi2w / vpermi2d on
+// AVX-512, vpermd and vpblendvb, plus shifts for 1- and 2-byte elements,
+// on AVX2: carry_rows_avx2).
 
 //
 // Packed calls (both variants, every element size): a call of a few lines
@@ -162,7 +163,7 @@ public:
         , wide_(wide_tiles(isa, key.elem_size) && (!nt_ || is_avx512))
         , pk_rows_(std::min({ int(key.packed_lines), packed_max, tr_ - 1 }))
         , pk_cols_(std::min({ int(key.packed_lines), packed_max, kc_ - 1 }))
-        , carry_ok_(nt_ && key.elem_size >= 2)
+        , carry_ok_(nt_ && (key.elem_size >= 2 || !is_avx512))
         , g_(std::min<int>(key.elem_size, 4)) {
         plan_network();
         if (wide_ || short_)
@@ -1372,17 +1373,18 @@ private:
     // front of the staged row (carry_at) so that X_1 .. X_4 lie back to
     // back either way. The join in dwords: vpermd of both vectors with
     // indices e - k / 4 (mod 8, vpermd's three bits), blended (vpblendvb)
-    // under e < k / 4. 2-byte elements, where k may be 2 more than a
+    // under e < k / 4. 1- and 2-byte elements, where k need not be a
     // multiple of 4: the joins at k / 4 and k / 4 + 1 dwords, shifted
     // (8 * (k % 4) bits up and 32 - 8 * (k % 4) down; a shift of 32 is 0)
     // and or-ed.
     // A head's first line and a tail's m bytes past its last streamed
     // line are stored as on AVX-512, by vpmaskmovd in dwords of their
-    // aligned lines, and for 2-byte elements where m % 4 = 2 the piece's
-    // first (last) element by a scalar store.
+    // aligned lines, and for 1- and 2-byte elements where m % 4 != 0 the
+    // piece's first (last) bytes short of a dword by scalar stores (a
+    // byte, then a word).
     void carry_rows_avx2(bool head, bool tail) {
         const int rb = cb_ * w_, nv = rb / vlen, pitch = carry_pitch();
-        const bool words = w_ == 2;
+        const bool words = w_ <= 2; // joins off the dwords
         const Ymm iota(15), idx(14), msk(13), idx2(12), msk2(11), q(10);
         const Xmm up(9), down(8);
         const Ymm p[2] = { Ymm(0), Ymm(1) }, p2[2] = { Ymm(2), Ymm(3) };
@@ -1487,22 +1489,45 @@ private:
                         vpsubd(lim, lim, ptr[rip + c8]);
                 }
             }
-            if (words) {
-                // m % 4 = 2: the piece's first (head) and last (tail)
-                // element, in the dword the masks leave out.
-                Label l_even;
+            if (words && (head || tail)) {
+                // m % 4 != 0: the piece's bytes in the dword the masks
+                // leave out, after its start (head) and before its end
+                // (tail); r13: the staged row less the dst row, so that
+                // the byte for dst address x is at x + r13.
                 lea(r12, row_addr(row, 0));
-                test(r12, 2);
-                jz(l_even, T_NEAR);
-                if (head) {
-                    movzx(eax, word[reg_tmp2_ + s]);
-                    mov(row_addr(row, 0), ax);
-                }
+                lea(r13, ptr[reg_tmp2_ + s]);
+                sub(r13, r12);
+                // A byte where r12 is odd, then a word where r12 is 2 past
+                // a dword, stepping r12 forwards (a head, from its first
+                // byte) or backwards (a tail, from past its last).
+                const auto scalar = [&](bool fwd) {
+                    if (w_ == 1) {
+                        Label l_even;
+                        test(r12, 1);
+                        jz(l_even, T_NEAR);
+                        if (!fwd)
+                            dec(r12);
+                        movzx(eax, byte[r12 + r13]);
+                        mov(byte[r12], al);
+                        if (fwd)
+                            inc(r12);
+                        L(l_even);
+                    }
+                    Label l_dword;
+                    test(r12, 2);
+                    jz(l_dword, T_NEAR);
+                    if (!fwd)
+                        sub(r12, 2);
+                    movzx(eax, word[r12 + r13]);
+                    mov(word[r12], ax);
+                    L(l_dword);
+                };
+                if (head)
+                    scalar(true);
                 if (tail) {
-                    movzx(eax, word[reg_tmp2_ + s + rb - 2]);
-                    mov(row_addr(row, 0, rb - 2), ax);
+                    lea(r12, row_addr(row, 0, rb));
+                    scalar(false);
                 }
-                L(l_even);
             }
             if (head) {
                 jmp(l_done, T_NEAR);
@@ -2137,8 +2162,11 @@ private:
     // took the AVX2 f32 dst transposes 0.72x the time of 2 (mid-chain
     // strips, Zen 3; 1 line: 1.5x), and 0.89x with rows 8252 bytes apart
     // (docs/performance.md).
+    // AVX2 bytes: one line (sb_ = 64 columns), so that a block divides the
+    // chain's granule of transpose_carry_cols columns.
     const int cb_ =
             is_avx512 ? 2 * sb_
+            : w_ == 1 ? sb_
                       : std::max(2 * sb_,
                                  std::min(256 / w_, int(transpose_carry_cols)));
     const bool wide_;
@@ -2165,8 +2193,10 @@ private:
     // Packed calls: the most rows and columns (at most packed_max).
     const int pk_rows_, pk_cols_;
     // Lines whole through a carry (carried_block): the non-temporal
-    // variant for 2-, 4- and 8-byte elements, whose rows' offsets within
-    // a line are multiples of g_ = min(w, 4) bytes.
+    // variant, whose rows' offsets within a line are multiples of g_ =
+    // min(w, 4) bytes; AVX-512 for 2-, 4- and 8-byte elements (its joins
+    // permute words or dwords; bytes would need VBMI's vpermi2b), AVX2
+    // for all (its joins shift off the dwords where they must).
     const bool carry_ok_;
     const int g_;
     std::vector<std::vector<uint8_t>> consts_;

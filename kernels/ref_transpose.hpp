@@ -31,9 +31,10 @@ struct transpose_call_args {
     /// once after a run of calls.
     uint64_t fence = 1;
     /// Whole lines from rows that do not start cache lines (the
-    /// non-temporal JIT variants (AVX-512 and AVX2) for 2-, 4- and 8-byte
-    /// elements, where dst or dst_ld is not a multiple of 64 bytes but both
-    /// are of min(w, 4); other kernels ignore it and write every element):
+    /// non-temporal JIT variants: AVX2 for every element size, AVX-512 for
+    /// 2-, 4- and 8-byte elements; where dst or dst_ld is not a multiple
+    /// of 64 bytes but both are of min(w, 4); other kernels ignore it and
+    /// write every element):
     /// each row's piece of a column block is merged in registers with the
     /// previous block's, kept in the row's slot of 64 bytes (row r at carry
     /// + r * 64, 64-byte aligned, `rows` slots), so that dst is written in
