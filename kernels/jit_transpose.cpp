@@ -1196,10 +1196,14 @@ private:
     // a row back to back (cb_): streaming one line of each of the tile's
     // rows, rows a little less than 4 KiB apart (or 8), ran at 0.55-0.65 of
     // the speed of two on an Intel Xeon (L12: its rows' lines agree in
-    // address bits 6 to 11; docs/performance.md). The first block of a chain
-    // (c0 = 0 without carry_in) has no slot to join, and the last block of a
-    // call whose carry_out is not honoured must leave no byte in the slots:
-    // their partial lines are stored with regular stores (carry_rows).
+    // address bits 6 to 11; docs/performance.md); AVX2 bytes take one
+    // line a row all the same (a block within the chain's granule), two
+    // (a granule of 128 columns) having run within the noise of one on a
+    // Zen 3 guest, unmeasured on Intel. The first block of a chain (c0 =
+    // 0 without carry_in) has no slot to join, and the last block of a
+    // call whose carry_out is not honoured must leave no byte in the
+    // slots: their partial lines are stored with regular stores
+    // (carry_rows).
     void carried_block() {
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         // The staged rows, and on AVX2 a tail's reads two vectors past
@@ -1254,7 +1258,7 @@ private:
         L(l_end);
     }
 
-    // The staging block of carried_block: rows of its cb_ columns (128 or
+    // The staging block of carried_block: rows of its cb_ columns (64 to
     // 256 bytes), on AVX2 each after 32 bytes for its carry's upper half
     // (carry_rows).
     int carry_at() const { return is_avx512 ? 0 : 32; }
@@ -1365,18 +1369,19 @@ private:
         }
     }
 
-    // AVX2: a row's piece is four vectors s0 .. s3, and its slot two, c0
-    // and c1. With m = a % 64 = 32 * h + k (k < 32), the aligned lines at
-    // a - m are, vector by vector, out_i = the last k bytes of X_i, then
-    // the first 32 - k bytes of X_i+1, over X = c1, s0, .. s3 (h = 0) or
-    // c0, c1, s0, .. s2 (h = 1): read from memory, with c1 copied in
-    // front of the staged row (carry_at) so that X_1 .. X_4 lie back to
-    // back either way. The join in dwords: vpermd of both vectors with
-    // indices e - k / 4 (mod 8, vpermd's three bits), blended (vpblendvb)
-    // under e < k / 4. 1- and 2-byte elements, where k need not be a
-    // multiple of 4: the joins at k / 4 and k / 4 + 1 dwords, shifted
-    // (8 * (k % 4) bits up and 32 - 8 * (k % 4) down; a shift of 32 is 0)
-    // and or-ed.
+    // AVX2: a row's piece is nv vectors s0 .. s(nv-1) (two for bytes,
+    // four for 2-byte elements, eight for 4- and 8-byte ones), and its
+    // slot two, c0 and c1. With m = a % 64 = 32 * h + k (k < 32), the
+    // aligned lines at a - m are, vector by vector, out_i = the last k
+    // bytes of X_i, then the first 32 - k bytes of X_i+1, over X = c1,
+    // s0, .. s(nv-1) (h = 0) or c0, c1, s0, .. s(nv-2) (h = 1): read from
+    // memory, with c1 copied in front of the staged row (carry_at) so
+    // that X_1 .. X_nv lie back to back either way. The join in dwords:
+    // vpermd of both vectors with indices e - k / 4 (mod 8, vpermd's
+    // three bits), blended (vpblendvb) under e < k / 4. 1- and 2-byte
+    // elements, where k need not be a multiple of 4: the joins at k / 4
+    // and k / 4 + 1 dwords, shifted (8 * (k % 4) bits up and 32 - 8 *
+    // (k % 4) down; a shift of 32 is 0) and or-ed.
     // A head's first line and a tail's m bytes past its last streamed
     // line are stored as on AVX-512, by vpmaskmovd in dwords of their
     // aligned lines, and for 1- and 2-byte elements where m % 4 != 0 the

@@ -467,9 +467,9 @@ TEST_P(kernel_transpose, NonTemporalCarriedLinesBitExact) {
     // piece of any width. After the chain dst must equal the reference
     // transpose of all columns, gaps included; where the kernel carries
     // (AVX2, and AVX-512 for 2 to 8 bytes; the rows of whole register
-    // tiles), a call
-    // of two column blocks or more with carry_out must leave some bytes of
-    // misaligned rows unwritten, and every other kernel none.
+    // tiles), a call of two column blocks or more with carry_out must
+    // leave some bytes of misaligned rows unwritten, and every other
+    // kernel none.
     auto &g = rng();
     int fails = 0;
     const uint64_t gc = si::transpose_carry_cols;
