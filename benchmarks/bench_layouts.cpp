@@ -1,4 +1,4 @@
-// Layout cases L1..L22: Select with operands in channels-last, permuted or
+// Layout cases L1..L23: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
@@ -14,7 +14,9 @@
 // rows shared by every operand, rows of 197 elements 200 apart, so that
 // no two rows fold into one and every row ends off a vector; L22: src_0
 // with every dim reversed, whose lines of H x W come in pieces of W and whose
-// tile dim N continues into C: rows in groups of N), each
+// tile dim N continues into C: rows in groups of N; L23, in s8 only: a
+// transposed dst whose rows are never whole cache lines, so that the dst
+// transposes join each row's pieces through a carry), each
 // measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -64,6 +66,8 @@ struct layout_case {
     /// Elements of padding after each line of every operand's innermost
     /// dim in memory (where the operand is not broadcast along it).
     int64_t pad = 0;
+    /// The element types it runs in.
+    std::vector<dtype> types = { dtype::f32, dtype::bf16 };
 };
 
 // NCHW dims stored channels-last: N, H, W, C from outermost.
@@ -82,6 +86,8 @@ std::vector<layout_case> layout_cases(int64_t scale) {
     const dims_t stem = { 8 * scale, 64, 112, 112 };
     const dims_t rgb = { 16 * scale, 3, 224, 224 }, rgb_c = { 1, 3, 1, 1 };
     const dims_t few = { 16 * scale, 12, 112, 112 };
+    // dst rows 4001 * scale bytes apart in s8: never whole cache lines.
+    const dims_t bytes_t = { 4001 * scale, 4096 };
     return {
         { "L1",
           "all NHWC",
@@ -209,6 +215,14 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           { {}, { 3, 2, 1, 0 }, {}, {} },
           false,
           op_src0 },
+        { "L23",
+          "[4001,4096] s8 dst transposed, rows 4001 bytes apart",
+          { bytes_t, bytes_t, bytes_t, bytes_t },
+          { {}, {}, {}, { 1, 0 } },
+          false,
+          op_dst,
+          0,
+          { dtype::s8 } },
     };
 }
 
@@ -437,6 +451,7 @@ struct onednn_reorder {
         const dims_t &d = lc.dims[op];
         const dt type = op == op_cond      ? dt::u8
                         : t == dtype::bf16 ? dt::bf16
+                        : t == dtype::s8   ? dt::s8
                                            : dt::f32;
         const dnnl::memory::desc own(d, type, strides_of(d, lc.order[op]));
         const dnnl::memory::desc plain(d, type, strides_of(d, dims_t()));
@@ -541,7 +556,7 @@ void register_layouts(int scale) {
     // Registered benchmarks keep pointers into it.
     static const std::vector<layout_case> cases = layout_cases(scale);
     for (const layout_case &lc : cases)
-        for (dtype t : { dtype::f32, dtype::bf16 })
+        for (dtype t : lc.types)
             for (int nthr : thread_counts()) {
                 const std::string base = lc.id + "/" + dtype_name(t) + "/t"
                                          + std::to_string(nthr) + "/";
