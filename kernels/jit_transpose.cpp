@@ -1209,7 +1209,8 @@ private:
         // The staged rows, and on AVX2 a tail's reads two vectors past
         // the last (carry_rows_avx2).
         if (tr_ * carry_pitch() + (is_avx512 ? 0 : carry_at() + 2 * vlen)
-            > stage_bytes())
+                    > stage_bytes()
+            || int(transpose_carry_cols) % cb_ != 0)
             throw Error(ERR_INTERNAL);
         for (int sub = 0; sub < cb_ / kc_; ++sub)
             full_tile(true, sub, carry_pitch(), carry_at());
@@ -1222,9 +1223,11 @@ private:
         shl(reg_tmp_, 6);
         add(r15, reg_tmp_);
         // The block ends the chain where it is the call's last whole block
-        // and the call's carry_out is not honoured (a multiple of cb_
-        // columns), and starts one where it is the call's first without
-        // carry_in.
+        // and the call's carry_out is not honoured (honoured for a
+        // multiple of transpose_carry_cols columns, the granule, of which
+        // cb_ is a divisor: a chain of 32-column blocks left 96 columns'
+        // tails in the slots of a call that had to write them), and starts
+        // one where it is the call's first without carry_in.
         Label l_keep, l_end;
         mov(reg_tmp_, arg(offsetof(transpose_call_args, cols)));
         sub(reg_tmp_, ptr[rsp + stk_c0]);
@@ -1233,7 +1236,8 @@ private:
         cmp(qword[reg_param_ + offsetof(transpose_call_args, carry_out)], 0);
         Label l_flush;
         je(l_flush, T_NEAR);
-        test(byte[reg_param_ + offsetof(transpose_call_args, cols)], cb_ - 1);
+        test(byte[reg_param_ + offsetof(transpose_call_args, cols)],
+             int(transpose_carry_cols) - 1);
         jz(l_keep, T_NEAR);
         L(l_flush);
         carried_rows(true);

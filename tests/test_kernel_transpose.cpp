@@ -473,8 +473,15 @@ TEST_P(kernel_transpose, NonTemporalCarriedLinesBitExact) {
     auto &g = rng();
     int fails = 0;
     const uint64_t gc = si::transpose_carry_cols;
+    // The last: a first call of a granule and a half, whose carry_out is
+    // not honoured (it writes every element), so that the second call
+    // starts without carry_in.
     const std::vector<std::vector<uint64_t>> chains = {
-        { gc }, { gc, gc }, { 2 * gc, 3 * gc, gc + 5 }, { gc, 2 * gc + 17 }
+        { gc },
+        { gc, gc },
+        { 2 * gc, 3 * gc, gc + 5 },
+        { gc, 2 * gc + 17 },
+        { gc + gc / 2, gc },
     };
     for (int w : elem_sizes) {
         const auto *k = si::get_transpose_kernel({ kisa(), uint8_t(w), 1 });
@@ -530,7 +537,7 @@ TEST_P(kernel_transpose, NonTemporalCarriedLinesBitExact) {
                             ca.dst = dst + c0 * w;
                             ca.cols = chain[j];
                             ca.carry = carry;
-                            ca.carry_in = j > 0;
+                            ca.carry_in = j > 0 && chain[j - 1] % gc == 0;
                             ca.carry_out = j + 1 < chain.size();
                             k->fn()(&ca);
                             c0 += chain[j];
@@ -560,7 +567,7 @@ TEST_P(kernel_transpose, NonTemporalCarriedLinesBitExact) {
                                                   dst + row * a.dst_ld)
                                                   % 64
                                           != 0;
-                        if (!carries)
+                        if (!carries || chain[0] % gc != 0)
                             KT_EXPECT(fails,
                                       ::testing::AssertionResult(pending == 0),
                                       what + ": bytes left unwritten");
