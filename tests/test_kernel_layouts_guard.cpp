@@ -1,7 +1,8 @@
 // Guard pages around every tensor of the tiled (transposing) path: a
 // transposed src_0, cond or src_1 (with and without a padded pitch), a
 // column-major or channels-last dst over row-major inputs (dst transposed
-// out of the tile's scratch), each tensor
+// out of the tile's scratch; in lines off the cache lines, strips of
+// each dst row joined through a carry), each tensor
 // ending right before a PROT_NONE page and, separately, starting right
 // after one, for row and column counts around the tile and vector sizes.
 // A read past a transposed column or a write past a tile's last row or
@@ -89,6 +90,43 @@ TEST_P(kernel_layouts_guard, TransposedOperandsAgainstGuards) {
                                                 + std::to_string(nthr));
                     }
             }
+    }
+}
+
+TEST_P(kernel_layouts_guard, CarriedDstLinesAgainstGuards) {
+    // A column-major dst whose lines are never whole cache lines, tall
+    // enough for strips of two panels and a tail (128 + 128 + 17 rows and
+    // more), with the non-temporal kernels: each dst row's strips form a
+    // carry chain (the dst transposes keep a row's last partial line for
+    // the next strip), for every element size, 1-byte elements included.
+    // dst ends right before a guard page or starts right after one.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 1, 2, 4, 8 }) {
+        const int64_t r_max = 3 * 128 + 17 + 7, c_max = 97;
+        guard_set gs(static_cast<size_t>(r_max * c_max * w));
+        ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+        for (int64_t r : { int64_t(2 * 128 + 17), int64_t(3 * 128 + 17) })
+            for (int64_t c : { int64_t(33), c_max })
+                for (int64_t pad : { int64_t(1), int64_t(7) }) {
+                    gs.fill(g, static_cast<size_t>((r + pad) * c * w));
+                    const si::select_nd p =
+                            one_column_major(r, c, si::op_dst, r + pad, w);
+                    const si::select_plan plan =
+                            si::plan_select(p, si::nt_candidate_bytes());
+                    const std::string desc = nd_str(p);
+                    KT_EXPECT(fails,
+                              plan_takes(plan, kisa(), jit())
+                                      << si::folded2str(plan.folded),
+                              desc);
+                    for (bool at_end : { true, false })
+                        for (int nthr : { 1, 2 })
+                            KT_EXPECT(fails,
+                                      run_guarded(gs, p, plan, at_end, nthr),
+                                      desc + (at_end ? " at end" : " at begin")
+                                              + " nthreads "
+                                              + std::to_string(nthr));
+                }
     }
 }
 
