@@ -221,31 +221,48 @@ private:
             }
         } else {
             const Vmm c = Vmm(vidx_cond(u));
-            switch (w_) {
-                case 1:
-                    vmovdqu(c, ptr[cond_addr(off)]);
-                    vpcmpeqb(c, c, vmm_zero_);
-                    break;
-                case 2:
-                    vpmovzxbw(c, ptr[cond_addr(off)]);
-                    vpcmpeqw(c, c, vmm_zero_);
-                    break;
-                case 4:
-                    vpmovzxbd(c, ptr[cond_addr(off)]);
-                    vpcmpeqd(c, c, vmm_zero_);
-                    break;
-                default:
-                    vpmovzxbq(c, ptr[cond_addr(off)]);
-                    vpcmpeqq(c, c, vmm_zero_);
-                    break;
-            }
-            // c has all-ones lanes where cond is zero: take src_1 there.
-            if (key_.invert_cond)
-                vpblendvb(vd, vb, va, c);
-            else
-                vpblendvb(vd, va, vb, c);
+            const Address a = ptr[cond_addr(off)];
+            cond_zero_lanes(c, &a);
+            blend_by_cond(vd, va, vb, c);
         }
         store_or_plain(elem_addr(reg_dst_, false, off), vd, masked);
+    }
+
+    // AVX2: c = lanes of all ones where the cond bytes are zero, the bytes
+    // read from `mem` (one per lane), or, with no `mem`, already in c's
+    // low bytes.
+    template <typename V>
+    void cond_zero_lanes(const V &c, const Address *mem) {
+        const V zero(vmm_zero_.getIdx());
+        const Operand &src = mem ? static_cast<const Operand &>(*mem) : c;
+        switch (w_) {
+            case 1:
+                if (mem)
+                    vmovdqu(c, *mem);
+                vpcmpeqb(c, c, zero);
+                break;
+            case 2:
+                vpmovzxbw(c, src);
+                vpcmpeqw(c, c, zero);
+                break;
+            case 4:
+                vpmovzxbd(c, src);
+                vpcmpeqd(c, c, zero);
+                break;
+            default:
+                vpmovzxbq(c, src);
+                vpcmpeqq(c, c, zero);
+                break;
+        }
+    }
+    // AVX2: vd = va where cond is set, else vb (c from cond_zero_lanes:
+    // src_1 where its lanes are all ones); swapped with invert_cond.
+    template <typename V>
+    void blend_by_cond(const V &vd, const V &va, const V &vb, const V &c) {
+        if (key_.invert_cond)
+            vpblendvb(vd, vb, va, c);
+        else
+            vpblendvb(vd, va, vb, c);
     }
 
     // --- one vector of a row copied (or filled) from one source ----------
@@ -336,9 +353,8 @@ private:
             load_part(va, elem_addr(reg_src0_, false, 0), bytes);
         if (!key_.src1_scalar)
             load_part(vb, elem_addr(reg_src1_, false, 0), bytes);
-        // The part's cond bytes (16 down to 2), then widened to lanes of
-        // all ones where cond is zero.
-        const Xmm c(vidx_cond(0)), zero(vmm_zero_.getIdx());
+        // The part's cond bytes (16 down to 2), loaded to the byte.
+        const Xmm c(vidx_cond(0));
         const RegExp ca = cond_addr(0);
         switch (bytes / w_) {
             case 16: vmovdqu(c, ptr[ca]); break;
@@ -349,26 +365,9 @@ private:
                 vmovd(c, reg_tmp2_.cvt32());
                 break;
         }
-        switch (w_) {
-            case 1: vpcmpeqb(c, c, zero); break;
-            case 2:
-                vpmovzxbw(c, c);
-                vpcmpeqw(c, c, zero);
-                break;
-            case 4:
-                vpmovzxbd(c, c);
-                vpcmpeqd(c, c, zero);
-                break;
-            default:
-                vpmovzxbq(c, c);
-                vpcmpeqq(c, c, zero);
-                break;
-        }
+        cond_zero_lanes(c, nullptr);
         const Xmm vd(vidx_d(0));
-        if (key_.invert_cond)
-            vpblendvb(vd, vb, va, c);
-        else
-            vpblendvb(vd, va, vb, c);
+        blend_by_cond(vd, va, vb, c);
         store_part(elem_addr(reg_dst_, false, 0), vd, bytes);
     }
     void copy_part(const Reg64 &src, bool scalar, const Vmm &vs, int bytes) {
