@@ -1393,7 +1393,7 @@ private:
     // byte, then a word).
     void carry_rows_avx2(bool head, bool tail) {
         const int rb = cb_ * w_, nv = rb / vlen, pitch = carry_pitch();
-        const bool words = w_ <= 2; // joins off the dwords
+        const bool sub_dword = w_ <= 2; // joins may fall inside a dword
         const Ymm iota(15), idx(14), msk(13), idx2(12), msk2(11), q(10);
         const Xmm up(9), down(8);
         const Ymm p[2] = { Ymm(0), Ymm(1) }, p2[2] = { Ymm(2), Ymm(3) };
@@ -1428,7 +1428,7 @@ private:
                 vmovd(Xmm(lim.getIdx()), eax);
                 vpbroadcastd(lim, Xmm(lim.getIdx()));
             }
-            if (words) {
+            if (sub_dword) {
                 mov(eax, r12d);
                 and_(eax, 3);
                 shl(eax, 3);
@@ -1444,7 +1444,7 @@ private:
             vpbroadcastd(q, Xmm(q.getIdx()));
             vpsubd(idx, iota, q);
             vpcmpgtd(msk, q, iota);
-            if (words) {
+            if (sub_dword) {
                 vpcmpeqd(t, t, t);
                 vpsubd(q, q, t);
                 vpsubd(idx2, iota, q);
@@ -1461,14 +1461,14 @@ private:
                 return i == 0 ? ptr[rax] : ptr[r13 + (i - 1) * vlen];
             };
             vpermd(p[0], idx, x(0));
-            if (words)
+            if (sub_dword)
                 vpermd(p2[0], idx2, x(0));
             const int n_out = tail ? nv + 2 : nv;
             for (int i = 0; i < n_out; ++i) {
                 const int c = i & 1, n = c ^ 1;
                 vpermd(p[n], idx, x(i + 1));
                 vpblendvb(z, p[n], p[c], msk);
-                if (words) {
+                if (sub_dword) {
                     vpermd(p2[n], idx2, x(i + 1));
                     vpblendvb(z2, p2[n], p2[c], msk2);
                     vpslld(z, z, up);
@@ -1498,7 +1498,7 @@ private:
                         vpsubd(lim, lim, ptr[rip + c8]);
                 }
             }
-            if (words && (head || tail)) {
+            if (sub_dword && (head || tail)) {
                 // m % 4 != 0: the piece's bytes in the dword the masks
                 // leave out, after its start (head) and before its end
                 // (tail); r13: the staged row less the dst row, so that
