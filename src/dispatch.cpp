@@ -126,7 +126,10 @@ size_t select_touched_bytes(const select_nd &p) {
 }
 
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
-                                bool may_stream, bool zen4) {
+                                bool may_stream, bool carried, bool zen4) {
+    if (carried && operand == op_dst && elem_bytes == 1
+        && isa == kernel_isa::avx512_core)
+        return kernel_isa::avx2;
     if (zen4 && isa == kernel_isa::avx512_core && operand != op_dst
         && !may_stream && (elem_bytes == 2 || elem_bytes == 4))
         return kernel_isa::avx2;
@@ -233,7 +236,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         if (f.mode[i] == inner_mode::transposed) {
             const int w = operand_bytes(i, f.elem_size);
             plan.transpose[i] = get_transpose_kernel(tuned_transpose_key(
-                    transpose_kernel_isa(isa, i, w, may_stream, zen4), w,
+                    transpose_kernel_isa(isa, i, w, may_stream, false, zen4), w,
                     false));
         }
     // A transposed dst and nothing else transposed: the kernel that writes
@@ -294,8 +297,13 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         // scratch, where the row kernel's stores stay in cache: the
         // transpose has the nt variant.
         if (f.mode[op_dst] == inner_mode::transposed) {
-            plan.transpose_dst_nt = get_transpose_kernel(
-                    tuned_transpose_key(isa, f.elem_size, true));
+            // Where dst's rows do not start cache lines, strips chain
+            // through the carry (tiled_runner::dst_carry).
+            const bool carried = f.strides[op_dst][nd - 1] % 64 != 0;
+            plan.transpose_dst_nt = get_transpose_kernel(tuned_transpose_key(
+                    transpose_kernel_isa(isa, op_dst, f.elem_size, false,
+                                         carried, zen4),
+                    f.elem_size, true));
             if (dt && (kdt.dt_rows || f.strides[op_dst][nd - 1] % 64 == 0)) {
                 kdt.nt_stores = 1;
                 plan.kernel_dt_nt = get(kdt);

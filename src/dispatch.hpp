@@ -150,16 +150,29 @@ bool tiles_may_stream(const select_folded &f);
 bool dst_block_staged(const select_folded &f);
 
 /// The ISA of the transposing kernel of `operand` (elements of `elem_bytes`
-/// bytes) in a plan of `isa`. `isa`, except on Zen 4 (`zen4`), where the
-/// inputs of 2 and 4 bytes of an AVX-512 plan whose tiles never stream are
-/// transposed by the AVX2 kernels: there they ran such layouts 1.05-1.29x
-/// (4 bytes) and 0.97-1.22x (2 bytes) as fast as with the AVX-512 ones,
-/// from the L3 and from DRAM, at 1 and 2 threads (docs/performance.md,
-/// layouts). Streamed tiles keep the plan's ISA: their
-/// strips are one AVX-512 register tile tall, and the AVX2 kernels ran them
-/// slower. Elsewhere the AVX-512 kernels are the ones measured.
+/// bytes) in a plan of `isa`. `isa`, except in two cases.
+///
+/// On Zen 4 (`zen4`), the inputs of 2 and 4 bytes of an AVX-512 plan whose
+/// tiles never stream are transposed by the AVX2 kernels: there they ran
+/// such layouts 1.05-1.29x (4 bytes) and 0.97-1.22x (2 bytes) as fast as
+/// with the AVX-512 ones, from the L3 and from DRAM, at 1 and 2 threads
+/// (docs/performance.md, layouts). Streamed tiles keep the plan's ISA:
+/// their strips are one AVX-512 register tile tall, and the AVX2 kernels
+/// ran them slower.
+///
+/// On every CPU, dst's non-temporal transpose of 1-byte elements whose dst
+/// rows do not start cache lines (`carried`: consecutive strips chain
+/// through the carry, transpose_call_args::carry) is AVX2's: only AVX2's
+/// byte kernel carries (AVX-512's would need AVX512_VBMI's byte permutes),
+/// and without the carry every dst line is read before it is written. On
+/// an Intel Xeon, layout case L23 ([4001, 4096] s8, dst rows 4001 bytes
+/// apart) took 0.56x the time at 1 thread with AVX2's transposes (the
+/// whole AVX2 plan against the whole AVX-512 one), 1.09x at 16 threads from
+/// DRAM, where the AVX2 row kernel alone accounts for 1.15x.
+///
+/// Elsewhere the AVX-512 kernels are the ones measured.
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
-                                bool may_stream, bool zen4);
+                                bool may_stream, bool carried, bool zen4);
 
 /// transpose_key::packed_lines for a transposing kernel of `isa` (elements
 /// of `elem_bytes` bytes, non-temporal stores where `nt`): the most lines

@@ -366,10 +366,21 @@ TEST_P(kernel_layouts, PermutationOfDst) {
                         if (tr && jit()) {
                             const si::select_plan big =
                                     si::plan_select(p, SIZE_MAX);
+                            // dst's rows off the cache lines: carried.
+                            const bool carried =
+                                    big.folded.strides[si::op_dst]
+                                                      [big.folded.ndims - 1]
+                                            % 64
+                                    != 0;
                             const std::string want_nt =
-                                    std::string(si::kernel_isa2str(kisa()))
-                                    + "_tr_e" + std::to_string(p.elem_size)
-                                    + "_nt";
+                                    si::transpose_kernel_name(
+                                            { si::transpose_kernel_isa(
+                                                      kisa(), si::op_dst,
+                                                      p.elem_size, false,
+                                                      carried,
+                                                      si::cpu_is_amd_zen4()),
+                                              static_cast<uint8_t>(p.elem_size),
+                                              1 });
                             KT_EXPECT(fails,
                                       ::testing::AssertionResult(
                                               !big.kernel_nt
@@ -883,31 +894,37 @@ TEST(kernel_layouts_tiles, StreamingTiles) {
 }
 
 TEST(kernel_layouts_tiles, TransposingKernelIsa) {
-    // The rule (src/dispatch.hpp): on Zen 4 only, an AVX-512 plan's
+    // The rules (src/dispatch.hpp): on Zen 4 only, an AVX-512 plan's
     // transposed inputs of 2 and 4 bytes whose tiles never stream use the
-    // AVX2 kernels; dst, 1- and 8-byte elements, streamed tiles and every
-    // other CPU keep the plan's ISA.
+    // AVX2 kernels; on every CPU, dst's carried transpose of 1-byte
+    // elements in an AVX-512 plan does. dst otherwise, 8-byte elements,
+    // streamed tiles and every other CPU keep the plan's ISA.
     using K = si::kernel_isa;
     const K z = K::avx512_core, y = K::avx2;
     for (int op = 0; op < 4; ++op)
         for (int w : { 1, 2, 4, 8 })
             for (bool may_stream : { false, true })
-                for (bool zen4 : { false, true }) {
-                    const bool ymm = zen4 && op != si::op_dst && !may_stream
-                                     && (w == 2 || w == 4);
-                    const std::string desc = "operand " + std::to_string(op)
-                                             + " w " + std::to_string(w)
-                                             + (may_stream ? " stream" : "")
-                                             + (zen4 ? " zen4" : "");
-                    EXPECT_EQ(si::transpose_kernel_isa(z, op, w, may_stream,
-                                                       zen4),
-                              ymm ? y : z)
-                            << desc;
-                    EXPECT_EQ(si::transpose_kernel_isa(y, op, w, may_stream,
-                                                       zen4),
-                              y)
-                            << desc;
-                }
+                for (bool carried : { false, true })
+                    for (bool zen4 : { false, true }) {
+                        const bool in_ymm = zen4 && op != si::op_dst
+                                            && !may_stream
+                                            && (w == 2 || w == 4);
+                        const bool dst_ymm =
+                                carried && op == si::op_dst && w == 1;
+                        const std::string desc = "operand " + std::to_string(op)
+                                                 + " w " + std::to_string(w)
+                                                 + (may_stream ? " stream" : "")
+                                                 + (carried ? " carried" : "")
+                                                 + (zen4 ? " zen4" : "");
+                        EXPECT_EQ(si::transpose_kernel_isa(z, op, w, may_stream,
+                                                           carried, zen4),
+                                  in_ymm || dst_ymm ? y : z)
+                                << desc;
+                        EXPECT_EQ(si::transpose_kernel_isa(y, op, w, may_stream,
+                                                           carried, zen4),
+                                  y)
+                                << desc;
+                    }
     // tiles_may_stream: the shape half of the streaming rule, whatever the
     // thread count (plan_tiles adds the threads' balance).
     struct tc {
@@ -953,8 +970,8 @@ TEST_P(kernel_layouts, TransposingKernelsOfAPlan) {
             ASSERT_TRUE(plan.transpose[si::op_src0]) << plan.kernel_str();
             const bool may = si::tiles_may_stream(plan.folded);
             EXPECT_EQ(may, d[1] == 16) << si::folded2str(plan.folded);
-            const si::kernel_isa want =
-                    si::transpose_kernel_isa(kisa(), si::op_src0, w, may, zen4);
+            const si::kernel_isa want = si::transpose_kernel_isa(
+                    kisa(), si::op_src0, w, may, false, zen4);
             EXPECT_EQ(plan.transpose[si::op_src0]->name(),
                       si::transpose_kernel_name(
                               { want, static_cast<uint8_t>(w) }))

@@ -2,7 +2,8 @@
 // transposed src_0, cond or src_1 (with and without a padded pitch), a
 // column-major or channels-last dst over row-major inputs (dst transposed
 // out of the tile's scratch; in lines off the cache lines, strips of
-// each dst row joined through a carry), each tensor
+// each dst row joined through a carry, by AVX2's kernel for 1-byte
+// elements in an AVX-512 plan), each tensor
 // ending right before a PROT_NONE page and, separately, starting right
 // after one, for row and column counts around the tile and vector sizes.
 // A read past a transposed column or a write past a tile's last row or
@@ -119,6 +120,23 @@ TEST_P(kernel_layouts_guard, CarriedDstLinesAgainstGuards) {
                               plan_takes(plan, kisa(), jit())
                                       << si::folded2str(plan.folded),
                               desc);
+                    // dst's nt transpose is the one the rule names
+                    // (AVX2's for bytes in an AVX-512 plan, which carry).
+                    if (jit()) {
+                        const si::kernel_isa want = si::transpose_kernel_isa(
+                                kisa(), si::op_dst, w, false, true,
+                                si::cpu_is_amd_zen4());
+                        const std::string name = si::transpose_kernel_name(
+                                { want, static_cast<uint8_t>(w), 1 });
+                        KT_EXPECT(fails,
+                                  ::testing::AssertionResult(
+                                          plan.transpose_dst_nt
+                                          && plan.transpose_dst_nt->name()
+                                                     == name)
+                                          << plan.kernel_str() << " wants "
+                                          << name,
+                                  desc);
+                    }
                     for (bool at_end : { true, false })
                         for (int nthr : { 1, 2 })
                             KT_EXPECT(fails,
