@@ -325,44 +325,11 @@ struct layout_data {
                             + product(lc.dims[op_dst]));
     }
 
-    template <typename T>
-    void loop_t(void *dst, int nthreads) const {
-        const auto *c = buf[op_cond].as<uint8_t>();
-        const T *a = buf[op_src0].as<T>();
-        const T *b = buf[op_src1].as<T>();
-        T *d = static_cast<T *>(dst);
-        const int64_t inner = nd > 0 ? dims[nd - 1] : 1;
-        int64_t outer = 1;
-        for (int i = 0; i + 1 < nd; ++i)
-            outer *= dims[i];
-        const int last = nd > 0 ? nd - 1 : 0;
-        const int64_t sc = nd ? st[op_cond][last] : 0;
-        const int64_t s0 = nd ? st[op_src0][last] : 0;
-        const int64_t s1 = nd ? st[op_src1][last] : 0;
-        const int64_t sd = nd ? st[op_dst][last] : 0;
-#pragma omp parallel for schedule(static) num_threads(nthreads)
-        for (int64_t o = 0; o < outer; ++o) {
-            int64_t off[4] = { 0, 0, 0, 0 }, rem = o;
-            for (int i = nd - 2; i >= 0; --i) {
-                const int64_t idx = rem % dims[i];
-                rem /= dims[i];
-                for (int op = 0; op < 4; ++op)
-                    off[op] += idx * st[op][i];
-            }
-            for (int64_t i = 0; i < inner; ++i)
-                d[off[3] + i * sd] = c[off[0] + i * sc] ? a[off[1] + i * s0]
-                                                        : b[off[2] + i * s1];
-        }
-    }
-
     /// The plain loop (also the oracle, on one thread).
     void run_loop(void *dst, int nthreads) const {
-        switch (w) {
-            case 1: loop_t<uint8_t>(dst, nthreads); break;
-            case 2: loop_t<uint16_t>(dst, nthreads); break;
-            case 8: loop_t<uint64_t>(dst, nthreads); break;
-            default: loop_t<uint32_t>(dst, nthreads); break;
-        }
+        operands o = ops();
+        o.dst = dst;
+        loop_nd(nd, dims, st, w, o, nthreads);
     }
 
     bool check(std::string &why) const {

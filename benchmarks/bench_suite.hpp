@@ -144,6 +144,13 @@ void loop_rt(const problem2d &p, int w, const operands &o);
 void loop_ct(const problem2d &p, int w, const operands &o);
 /// (b) for one row of n dense elements, no threading (latency reference).
 void loop_serial(int64_t n, int w, const operands &o);
+/// (d) the same over `nd` dims (at most 8) of any layout: `st[op][i]` is
+/// operand op's element stride along dst's dim i (dims right-aligned, 0
+/// where broadcast), the dims in logical order, the last one innermost,
+/// the outer ones split over `nthreads` OpenMP threads. The layout
+/// benchmarks' plain loop and oracle, and the survey's plain loop.
+void loop_nd(int nd, const int64_t *dims, const int64_t (*st)[8], int w,
+             const operands &o, int nthreads);
 
 /// A peer set up once (outside the timed region) and run many times.
 class runner {

@@ -12,9 +12,11 @@
 // every operand's innermost dim by 1-17 elements. Per case: the median of
 // three rounds, each round the median of 7 executes of each (after the
 // store policy's warm-up), as the dense Select's time over selgraph's
-// ("x dense"), with the GB/s of both (bytes as the suite counts them) and
-// the plan (verbose names). `--case K` runs case K of the seed alone, to
-// look at one again. OMP_NUM_THREADS sets the threads. docs/performance.md
+// ("x dense"), with the GB/s of both and of the plain loop over the same
+// strides (the median of three runs; bytes as the suite counts them) and
+// the plan (verbose names); at the end, the spread of x dense and the
+// cases slower than the plain loop. `--case K` runs case K of the seed alone,
+// to look at one again. OMP_NUM_THREADS sets the threads. docs/performance.md
 // ("Outside the suite's layouts") has what a run found.
 #include <algorithm>
 #include <chrono>
@@ -26,6 +28,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <omp.h>
 
 #include "bench_selgraph.hpp"
 #include "bench_suite.hpp"
@@ -176,8 +180,12 @@ std::string describe(const dims_t &d, const std::vector<int> &order,
     return s;
 }
 
-// Runs one case; returns x dense.
-double run_case(int k, const survey_case &c, std::mt19937_64 &rng) {
+struct case_result {
+    double x_dense, x_loop; // the dense Select's time, the loop's, over ours
+};
+
+// Runs one case.
+case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng) {
     const int w = dtype_size(c.t);
     std::vector<int64_t> strides[4];
     buffer laid[4], dense[4];
@@ -213,10 +221,34 @@ double run_case(int k, const survey_case &c, std::mt19937_64 &rng) {
         sg.execute(cp);
         sd.execute(cpd);
     }
-    std::vector<double> ratio, ts, td;
+    // The plain loop over the same strides, dims right-aligned to dst's.
+    const dims_t &dd = c.dims[op_dst];
+    const int nd = static_cast<int>(dd.size());
+    int64_t ldims[8] = {}, lst[4][8] = {};
+    for (int i = 0; i < nd; ++i)
+        ldims[i] = dd[static_cast<size_t>(i)];
+    for (int op = 0; op < 4; ++op) {
+        const dims_t &d = c.dims[op];
+        const int shift = nd - static_cast<int>(d.size());
+        for (int i = shift; i < nd; ++i) {
+            const auto j = static_cast<size_t>(i - shift);
+            lst[op][i] = d[j] == 1 ? 0 : strides[op][j];
+        }
+    }
+    const int nthr = omp_get_max_threads();
+    const auto time_loop = [&] {
+        const auto a = std::chrono::steady_clock::now();
+        loop_nd(nd, ldims, lst, w, ops(laid), nthr);
+        return std::chrono::duration<double>(std::chrono::steady_clock::now()
+                                             - a)
+                .count();
+    };
+    time_loop();
+    std::vector<double> ratio, ts, td, tl;
     for (int round = 0; round < 3; ++round) {
         ts.push_back(time_executes(sg, cp, 7));
         td.push_back(time_executes(sd, cpd, 7));
+        tl.push_back(time_loop());
         ratio.push_back(td.back() / ts.back());
     }
     const double bytes = static_cast<double>(
@@ -225,17 +257,17 @@ double run_case(int k, const survey_case &c, std::mt19937_64 &rng) {
                       * (product(c.dims[op_src0]) + product(c.dims[op_src1])
                          + product(c.dims[op_dst])));
     const double x = median(ratio);
-    std::printf("%4d %5.2f %-4s sel %6.1f GB/s dense %6.1f | cond %s | src_0 "
-                "%s | src_1 %s | dst %s | %s\n",
+    std::printf("%4d %5.2f %-4s sel %6.1f GB/s dense %6.1f loop %6.1f | cond "
+                "%s | src_0 %s | src_1 %s | dst %s | %s\n",
                 k, x, dtype_name(c.t), bytes / median(ts) / 1e9,
-                bytes / median(td) / 1e9,
+                bytes / median(td) / 1e9, bytes / median(tl) / 1e9,
                 describe(c.dims[op_cond], c.order[op_cond], c.pad).c_str(),
                 describe(c.dims[op_src0], c.order[op_src0], c.pad).c_str(),
                 describe(c.dims[op_src1], c.order[op_src1], c.pad).c_str(),
                 describe(c.dims[op_dst], c.order[op_dst], c.pad).c_str(),
                 sg.plan_label(selgraph::cpu_isa::isa_all).c_str());
     std::fflush(stdout);
-    return x;
+    return { x, median(tl) / median(ts) };
 }
 
 } // namespace
@@ -266,13 +298,16 @@ int main(int argc, char **argv) {
     }
     std::mt19937 rng(seed);
     std::vector<double> all;
+    std::vector<std::pair<double, int>> vs_loop;
     for (int k = 0; k < cases && (only < 0 || k <= only); ++k) {
         const survey_case c = draw(rng);
         std::mt19937_64 fill(seed * 1000003u + static_cast<unsigned>(k));
         if (only >= 0 && k != only)
             continue;
         try {
-            all.push_back(run_case(k, c, fill));
+            const case_result r = run_case(k, c, fill);
+            all.push_back(r.x_dense);
+            vs_loop.emplace_back(r.x_loop, k);
         } catch (const std::exception &e) {
             std::printf("%4d error: %s\n", k, e.what());
         }
@@ -289,6 +324,16 @@ int main(int argc, char **argv) {
                     all[all.size() * 3 / 4], static_cast<long>(below(0.25)),
                     static_cast<long>(below(0.5)),
                     static_cast<long>(below(0.85)));
+        std::sort(vs_loop.begin(), vs_loop.end());
+        std::printf("x the plain loop (its time over selgraph's): lowest %.2f "
+                    "(case %d), median %.2f; below 1: %ld\n",
+                    vs_loop[0].first, vs_loop[0].second,
+                    vs_loop[vs_loop.size() / 2].first,
+                    static_cast<long>(
+                            std::count_if(vs_loop.begin(), vs_loop.end(),
+                                          [](const std::pair<double, int> &v) {
+                                              return v.first < 1;
+                                          })));
     }
     return 0;
 }

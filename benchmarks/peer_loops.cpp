@@ -195,6 +195,37 @@ void loop_rt_t(const problem2d &p, const operands &o) {
     }
 }
 
+template <typename T>
+void loop_nd_t(int nd, const int64_t *dims, const int64_t (*st)[8],
+               const operands &o, int nthreads) {
+    const uint8_t *c = o.cond;
+    const T *a = static_cast<const T *>(o.src0);
+    const T *b = static_cast<const T *>(o.src1);
+    T *d = static_cast<T *>(o.dst);
+    const int64_t inner = nd > 0 ? dims[nd - 1] : 1;
+    int64_t outer = 1;
+    for (int i = 0; i + 1 < nd; ++i)
+        outer *= dims[i];
+    const int last = nd > 0 ? nd - 1 : 0;
+    const int64_t sc = nd ? st[op_cond][last] : 0;
+    const int64_t s0 = nd ? st[op_src0][last] : 0;
+    const int64_t s1 = nd ? st[op_src1][last] : 0;
+    const int64_t sd = nd ? st[op_dst][last] : 0;
+#pragma omp parallel for schedule(static) num_threads(nthreads)
+    for (int64_t r = 0; r < outer; ++r) {
+        int64_t off[4] = { 0, 0, 0, 0 }, rem = r;
+        for (int i = nd - 2; i >= 0; --i) {
+            const int64_t idx = rem % dims[i];
+            rem /= dims[i];
+            for (int op = 0; op < 4; ++op)
+                off[op] += idx * st[op][i];
+        }
+        for (int64_t i = 0; i < inner; ++i)
+            d[off[3] + i * sd] = c[off[0] + i * sc] ? a[off[1] + i * s0]
+                                                    : b[off[2] + i * s1];
+    }
+}
+
 // --- (b) compile-time strides ---------------------------------------------
 // One instantiation per role pattern of the suite: the strides are
 // constants, so GCC vectorizes each row loop (and hoists what is constant
@@ -261,6 +292,16 @@ void loop_rt(const problem2d &p, int w, const operands &o) {
         case 4: loop_rt_t<float>(p, o); break;
         case 1: loop_rt_t<int8_t>(p, o); break;
         default: loop_rt_t<uint16_t>(p, o); break;
+    }
+}
+
+void loop_nd(int nd, const int64_t *dims, const int64_t (*st)[8], int w,
+             const operands &o, int nthreads) {
+    switch (w) {
+        case 1: loop_nd_t<uint8_t>(nd, dims, st, o, nthreads); break;
+        case 2: loop_nd_t<uint16_t>(nd, dims, st, o, nthreads); break;
+        case 8: loop_nd_t<uint64_t>(nd, dims, st, o, nthreads); break;
+        default: loop_nd_t<uint32_t>(nd, dims, st, o, nthreads); break;
     }
 }
 
