@@ -287,13 +287,7 @@ struct layout_data {
             const dims_t &d = lc.dims[op];
             strides[op] = dense ? strides_of(d, dims_t())
                                 : strides_of(d, lc.order[op], lc.pad);
-            const int shift = nd - static_cast<int>(d.size());
-            for (int i = 0; i < nd; ++i) {
-                const int j = i - shift;
-                st[op][i] = j < 0 || d[static_cast<size_t>(j)] == 1
-                                    ? 0
-                                    : strides[op][static_cast<size_t>(j)];
-            }
+            loop_nd_strides(nd, d, strides[op], st[op]);
             const int ew = op == op_cond ? 1 : w;
             const auto bytes = static_cast<size_t>(extent(d, strides[op]) * ew);
             buf[op] = buffer(bytes);

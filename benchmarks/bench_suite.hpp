@@ -151,6 +151,11 @@ void loop_serial(int64_t n, int w, const operands &o);
 /// benchmarks' plain loop and oracle, and the survey's plain loop.
 void loop_nd(int nd, const int64_t *dims, const int64_t (*st)[8], int w,
              const operands &o, int nthreads);
+/// One operand's row of loop_nd's `st`: the element `strides` of an operand
+/// of dims `d`, right-aligned to `nd` dims, 0 where it is broadcast (a dim
+/// it lacks or has as 1).
+void loop_nd_strides(int nd, const std::vector<int64_t> &d,
+                     const std::vector<int64_t> &strides, int64_t *out);
 
 /// A peer set up once (outside the timed region) and run many times.
 class runner {

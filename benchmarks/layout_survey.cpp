@@ -227,14 +227,8 @@ case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng) {
     int64_t ldims[8] = {}, lst[4][8] = {};
     for (int i = 0; i < nd; ++i)
         ldims[i] = dd[static_cast<size_t>(i)];
-    for (int op = 0; op < 4; ++op) {
-        const dims_t &d = c.dims[op];
-        const int shift = nd - static_cast<int>(d.size());
-        for (int i = shift; i < nd; ++i) {
-            const auto j = static_cast<size_t>(i - shift);
-            lst[op][i] = d[j] == 1 ? 0 : strides[op][j];
-        }
-    }
+    for (int op = 0; op < 4; ++op)
+        loop_nd_strides(nd, c.dims[op], strides[op], lst[op]);
     const int nthr = omp_get_max_threads();
     const auto time_loop = [&] {
         const auto a = std::chrono::steady_clock::now();

@@ -305,6 +305,17 @@ void loop_nd(int nd, const int64_t *dims, const int64_t (*st)[8], int w,
     }
 }
 
+void loop_nd_strides(int nd, const std::vector<int64_t> &d,
+                     const std::vector<int64_t> &strides, int64_t *out) {
+    const int shift = nd - static_cast<int>(d.size());
+    for (int i = 0; i < nd; ++i) {
+        const int j = i - shift;
+        out[i] = j < 0 || d[static_cast<size_t>(j)] == 1
+                         ? 0
+                         : strides[static_cast<size_t>(j)];
+    }
+}
+
 void loop_ct(const problem2d &p, int w, const operands &o) {
     switch (w) {
         case 8: loop_ct_dispatch<double>(p, o); break;
