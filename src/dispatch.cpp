@@ -297,14 +297,15 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         // scratch, where the row kernel's stores stay in cache: the
         // transpose has the nt variant.
         if (f.mode[op_dst] == inner_mode::transposed) {
-            // Where dst's rows do not start cache lines, strips chain
-            // through the carry (tiled_runner::dst_carry).
-            const bool carried = f.strides[op_dst][nd - 1] % 64 != 0;
+            // dst's rows do not start cache lines: strips chain through
+            // the carry (tiled_runner::dst_carry), and the kernel writing
+            // dst itself streams only where each column is whole lines.
+            const bool off_lines = f.strides[op_dst][nd - 1] % 64 != 0;
             plan.transpose_dst_nt = get_transpose_kernel(tuned_transpose_key(
                     transpose_kernel_isa(isa, op_dst, f.elem_size, false,
-                                         carried, zen4),
+                                         off_lines, zen4),
                     f.elem_size, true));
-            if (dt && (kdt.dt_rows || f.strides[op_dst][nd - 1] % 64 == 0)) {
+            if (dt && (kdt.dt_rows || !off_lines)) {
                 kdt.nt_stores = 1;
                 plan.kernel_dt_nt = get(kdt);
             }
