@@ -89,6 +89,11 @@ bool cpu_is_amd_zen4() {
     return zen4;
 }
 
+bool cpu_is_amd() {
+    static const bool amd = Xbyak::util::Cpu().has(Xbyak::util::Cpu::tAMD);
+    return amd;
+}
+
 bool cpu_has_prefetchw() {
     static const bool has =
             Xbyak::util::Cpu().has(Xbyak::util::Cpu::tPREFETCHW);

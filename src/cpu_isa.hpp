@@ -21,6 +21,10 @@ kernel_isa max_kernel_isa();
 /// (transpose_kernel_isa, dispatch.hpp).
 bool cpu_is_amd_zen4();
 
+/// An AMD CPU (any family). How a transposed dst's tiles split among
+/// threads depends on it (plan_tiles, dispatch.hpp).
+bool cpu_is_amd();
+
 /// The CPU runs PREFETCHW (CPUID PRFCHW), a prefetch with intent to write,
 /// rather than as a no-op. The AVX2 non-temporal row kernels emit it only
 /// then (jit_select.cpp).

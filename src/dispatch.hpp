@@ -120,9 +120,14 @@ struct tile_shape {
     bool cols_first = false;
 };
 /// `packed_dt`: a transposed dst written by the packed kernel
-/// (kernel_key::dt_cols), which needs no scratch.
+/// (kernel_key::dt_cols), which needs no scratch. `dst_rows_per_thread`:
+/// a transposed dst of fewer matrices than threads is split by its rows
+/// (each thread one column block) even where panels would balance the
+/// threads; otherwise by panels where they balance, by rows only where
+/// they do not. The first ran faster on an Intel Xeon, the second on AMD
+/// Zen 3 and Zen 4 (docs/performance.md): execute passes !cpu_is_amd().
 tile_shape plan_tiles(const select_folded &f, int nthreads,
-                      bool packed_dt = false);
+                      bool packed_dt = false, bool dst_rows_per_thread = true);
 
 /// The scratch row stride, in bytes, for tiles of `rows` rows of `bytes`
 /// bytes each: `bytes` (rows back to back) unless more than 8 of the rows

@@ -28,6 +28,7 @@
 #include <omp.h>
 
 #include "common.hpp"
+#include "cpu_isa.hpp"
 #include "dispatch.hpp"
 #include "select_schema.hpp"
 #include "kernels/jit_select.hpp"
@@ -240,7 +241,8 @@ struct tiled_runner {
             esize[i] = operand_bytes(i, f.elem_size);
         }
         const tile_shape ts = plan_tiles(
-                f, nthreads, dt && (dt->key().dt_cols || dt->key().dt_rows));
+                f, nthreads, dt && (dt->key().dt_cols || dt->key().dt_rows),
+                !cpu_is_amd());
         tile_rows = ts.rows;
         tile_cols = ts.cols;
         strip = ts.strip > 0 ? ts.strip : ts.rows;
@@ -871,7 +873,8 @@ int64_t scratch_pitch(int64_t bytes, int64_t rows) {
     return pitch;
 }
 
-tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt) {
+tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
+                      bool dst_rows_per_thread) {
     // Measured on the layout benchmarks (docs/design.md, layouts in
     // docs/performance.md). Streaming tiles first (below). Panels: tiles that
     // span the whole inner dim, so that the operands read as they are stream
@@ -984,20 +987,27 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt) {
         int64_t r = std::min({ rows, max_rows, std::max(gc, half) });
         if (r < rows)
             r = r / gc * gc;
-        // Each thread its own dst rows where there are fewer matrices than
-        // threads (each thread's panels would store into rows another
-        // thread stores into): the columns in one block per thread, tiles
-        // in column order, where those blocks balance the threads. Two
-        // threads storing into the same rows of [2047, 2047] (panels split
-        // among them) ran 1.29x one thread's speed, against 2.07x with the
-        // dst rows split; with 3 or more matrices ([3, 2047, 2047], [5,
-        // 600, 600]) the column blocks ran 0.9-1.0x the panels, and 17
+        // Fewer matrices than threads: each thread its own dst rows (the
+        // columns in one block per thread, tiles in column order, where
+        // those blocks balance the threads), or the panels split among the
+        // threads, which then store into the same dst rows. On an Intel
+        // Xeon (2 threads, AVX-512) [2047, 2047] ran 2.07x one thread's
+        // speed with the dst rows split, 1.29x with the panels. On AMD
+        // (`dst_rows_per_thread` false) the panels took 0.61-0.96x the
+        // column blocks' time from DRAM on Zen 4 (L12, L20, L23, both
+        // ISAs; L20 f32 from the L3 1.19x) and 0.53-0.93x on Zen 3, so
+        // there the column blocks serve only where the panels do not
+        // balance the threads. With 3 or more matrices ([3, 2047, 2047],
+        // [5, 600, 600]) the column blocks ran 0.9-1.0x the panels, and 17
         // columns in blocks of 16 and 1 left one thread all the work
         // (docs/performance.md).
         const int64_t cols = ((inner + nthr - 1) / nthr + 15) / 16 * 16;
-        if (nthr > 1 && outer < nthr && 4 * cols * nthr <= 5 * inner)
+        const bool col_blocks =
+                nthr > 1 && outer < nthr && 4 * cols * nthr <= 5 * inner;
+        const int64_t b = balanced_rows(r, gc, gc);
+        if (col_blocks && (dst_rows_per_thread || !b))
             return { r, cols, 0, false, true };
-        if (const int64_t b = balanced_rows(r, gc, gc))
+        if (b)
             return { b, inner };
     }
     if (fit >= std::min(min_rows, t.panel_floor)) {

@@ -774,6 +774,49 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     EXPECT_EQ(si::plan_tiles(fv, 2).rows, 197) << si::folded2str(fv);
 }
 
+TEST(kernel_layouts_tiles, TransposedDstPanelsOrRowsPerThread) {
+    // Fewer matrices than threads: with dst_rows_per_thread (Intel) each
+    // thread a column block (its own dst rows); without it (AMD) the
+    // panels, split among the threads, where they balance them, and the
+    // column blocks only where they do not.
+    struct tc {
+        dims_t d;
+        int nthreads;
+        bool rows_per_thread;
+        int64_t rows, cols;
+        bool cols_first;
+    };
+    const std::vector<tc> cases = {
+        { { 2048, 2048 }, 2, true, 64, 1024, true },
+        { { 2048, 2048 }, 2, false, 64, 2048, false }, // 32 panels
+        { { 2048, 2048 }, 16, true, 64, 128, true },
+        { { 2048, 2048 }, 16, false, 64, 2048, false },
+        { { 300, 257 }, 3, true, 128, 96, true },
+        { { 300, 257 }, 3, false, 128, 257, false }, // 3 panels
+        { { 64, 4096 }, 2, true, 64, 2048, true },
+        { { 64, 4096 }, 2, false, 64, 2048, true },       // one panel of 64
+        { { 2, 2048, 2048 }, 2, false, 64, 2048, false }, // a matrix each
+    };
+    for (const tc &c : cases) {
+        dims_t st[4];
+        perm_t order(c.d.size());
+        for (size_t i = 0; i < order.size(); ++i)
+            order[i] = static_cast<int>(i);
+        std::swap(order[order.size() - 1], order[order.size() - 2]);
+        st[3] = perm_strides(c.d, order);
+        const si::select_folded f = si::fold_select(full_nd(c.d, st, 4));
+        ASSERT_EQ(f.mode[si::op_dst], si::inner_mode::transposed)
+                << si::folded2str(f);
+        const si::tile_shape t =
+                si::plan_tiles(f, c.nthreads, false, c.rows_per_thread);
+        EXPECT_TRUE(t.rows == c.rows && t.cols == c.cols
+                    && t.cols_first == c.cols_first)
+                << si::folded2str(f) << " threads " << c.nthreads
+                << " rows per thread " << c.rows_per_thread << ": tiles "
+                << t.rows << " x " << t.cols << " cols_first " << t.cols_first;
+    }
+}
+
 TEST(kernel_layouts_tiles, StagedDstBlocks) {
     // A transposed dst goes through a staging copy of each tile's block
     // where its lines lie back to back at a pitch that is not a multiple
