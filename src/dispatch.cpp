@@ -126,7 +126,11 @@ size_t select_touched_bytes(const select_nd &p) {
 }
 
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
-                                bool may_stream, bool carried, bool zen4) {
+                                int64_t rows, bool may_stream, bool carried,
+                                bool zen4) {
+    if (isa == kernel_isa::avx512_core && operand != op_dst && elem_bytes > 1
+        && rows * elem_bytes >= 32 && rows * elem_bytes < 64)
+        return kernel_isa::avx2;
     if (carried && operand == op_dst && elem_bytes == 1
         && isa == kernel_isa::avx512_core)
         return kernel_isa::avx2;
@@ -236,8 +240,9 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         if (f.mode[i] == inner_mode::transposed) {
             const int w = operand_bytes(i, f.elem_size);
             plan.transpose[i] = get_transpose_kernel(tuned_transpose_key(
-                    transpose_kernel_isa(isa, i, w, may_stream, false, zen4), w,
-                    false));
+                    transpose_kernel_isa(isa, i, w, f.dims[f.ndims - 2],
+                                         may_stream, false, zen4),
+                    w, false));
         }
     // A transposed dst and nothing else transposed: the kernel that writes
     // it itself, where one exists and the tiles hold whole 16 x 16 blocks
@@ -302,8 +307,9 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             // dst itself streams only where each column is whole lines.
             const bool off_lines = f.strides[op_dst][nd - 1] % 64 != 0;
             plan.transpose_dst_nt = get_transpose_kernel(tuned_transpose_key(
-                    transpose_kernel_isa(isa, op_dst, f.elem_size, false,
-                                         off_lines, zen4),
+                    transpose_kernel_isa(isa, op_dst, f.elem_size,
+                                         f.dims[nd - 2], false, off_lines,
+                                         zen4),
                     f.elem_size, true));
             if (dt && (kdt.dt_rows || !off_lines)) {
                 kdt.nt_stores = 1;

@@ -155,7 +155,19 @@ bool tiles_may_stream(const select_folded &f);
 bool dst_block_staged(const select_folded &f);
 
 /// The ISA of the transposing kernel of `operand` (elements of `elem_bytes`
-/// bytes) in a plan of `isa`. `isa`, except in two cases.
+/// bytes, `rows` along the tile dim) in a plan of `isa`. `isa`, except in
+/// three cases.
+///
+/// On every CPU, an AVX-512 plan's transposed input of 2 to 8 bytes whose
+/// tile dim holds fewer rows than an AVX-512 register tile (64 bytes of
+/// each line) but a whole AVX2 one (32 bytes) is transposed by the AVX2
+/// kernel, whose register tiles then move no empty rows (AVX-512's are
+/// masked, a quarter to a half of each empty): on Zen 4 a tile dim of 4
+/// f64 rows ran 0.2-0.3x the time, 24 bf16 rows 0.9x and 9 f32 rows
+/// 0.85-0.9x; 1-byte elements (43 and 56 rows) ran slower with AVX2's
+/// and keep AVX-512's (docs/performance.md, "Tile dims shorter than a
+/// register tile"). Unmeasured on Intel, where the AVX2 tile also takes
+/// fewer shuffles per element.
 ///
 /// On Zen 4 (`zen4`), the inputs of 2 and 4 bytes of an AVX-512 plan whose
 /// tiles never stream are transposed by the AVX2 kernels: there they ran
@@ -177,7 +189,8 @@ bool dst_block_staged(const select_folded &f);
 ///
 /// Elsewhere the AVX-512 kernels are the ones measured.
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
-                                bool may_stream, bool carried, bool zen4);
+                                int64_t rows, bool may_stream, bool carried,
+                                bool zen4);
 
 /// transpose_key::packed_lines for a transposing kernel of `isa` (elements
 /// of `elem_bytes` bytes, non-temporal stores where `nt`): the most lines

@@ -376,8 +376,11 @@ TEST_P(kernel_layouts, PermutationOfDst) {
                                     si::transpose_kernel_name(
                                             { si::transpose_kernel_isa(
                                                       kisa(), si::op_dst,
-                                                      p.elem_size, false,
-                                                      carried,
+                                                      p.elem_size,
+                                                      big.folded.dims
+                                                              [big.folded.ndims
+                                                               - 2],
+                                                      false, carried,
                                                       si::cpu_is_amd_zen4()),
                                               static_cast<uint8_t>(p.elem_size),
                                               1 });
@@ -937,37 +940,48 @@ TEST(kernel_layouts_tiles, StreamingTiles) {
 }
 
 TEST(kernel_layouts_tiles, TransposingKernelIsa) {
-    // The rules (src/dispatch.hpp): on Zen 4 only, an AVX-512 plan's
-    // transposed inputs of 2 and 4 bytes whose tiles never stream use the
-    // AVX2 kernels; on every CPU, dst's carried transpose of 1-byte
-    // elements in an AVX-512 plan does. dst otherwise, 8-byte elements,
-    // streamed tiles and every other CPU keep the plan's ISA.
+    // The rules (src/dispatch.hpp): on every CPU, an AVX-512 plan's
+    // transposed input of 2 to 8 bytes whose tile dim holds 32 to 63 bytes
+    // of each line uses the AVX2 kernel; on Zen 4 only, so do an AVX-512 plan's
+    // transposed inputs of 2 and 4 bytes whose tiles never stream; on
+    // every CPU, dst's carried transpose of 1-byte elements in an AVX-512
+    // plan does. dst otherwise, 8-byte elements of longer tiles, streamed
+    // tiles and every other CPU keep the plan's ISA.
     using K = si::kernel_isa;
     const K z = K::avx512_core, y = K::avx2;
     for (int op = 0; op < 4; ++op)
         for (int w : { 1, 2, 4, 8 })
-            for (bool may_stream : { false, true })
-                for (bool carried : { false, true })
-                    for (bool zen4 : { false, true }) {
-                        const bool in_ymm = zen4 && op != si::op_dst
-                                            && !may_stream
-                                            && (w == 2 || w == 4);
-                        const bool dst_ymm =
-                                carried && op == si::op_dst && w == 1;
-                        const std::string desc = "operand " + std::to_string(op)
-                                                 + " w " + std::to_string(w)
-                                                 + (may_stream ? " stream" : "")
-                                                 + (carried ? " carried" : "")
-                                                 + (zen4 ? " zen4" : "");
-                        EXPECT_EQ(si::transpose_kernel_isa(z, op, w, may_stream,
-                                                           carried, zen4),
-                                  in_ymm || dst_ymm ? y : z)
-                                << desc;
-                        EXPECT_EQ(si::transpose_kernel_isa(y, op, w, may_stream,
-                                                           carried, zen4),
-                                  y)
-                                << desc;
-                    }
+            for (int64_t rows :
+                 { 1, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 65, 128, 2048 })
+                for (bool may_stream : { false, true })
+                    for (bool carried : { false, true })
+                        for (bool zen4 : { false, true }) {
+                            const bool short_in = op != si::op_dst && w > 1
+                                                  && rows * w >= 32
+                                                  && rows * w < 64;
+                            const bool in_ymm = zen4 && op != si::op_dst
+                                                && !may_stream
+                                                && (w == 2 || w == 4);
+                            const bool dst_ymm =
+                                    carried && op == si::op_dst && w == 1;
+                            const std::string desc =
+                                    "operand " + std::to_string(op) + " w "
+                                    + std::to_string(w) + " rows "
+                                    + std::to_string(rows)
+                                    + (may_stream ? " stream" : "")
+                                    + (carried ? " carried" : "")
+                                    + (zen4 ? " zen4" : "");
+                            EXPECT_EQ(si::transpose_kernel_isa(z, op, w, rows,
+                                                               may_stream,
+                                                               carried, zen4),
+                                      short_in || in_ymm || dst_ymm ? y : z)
+                                    << desc;
+                            EXPECT_EQ(si::transpose_kernel_isa(y, op, w, rows,
+                                                               may_stream,
+                                                               carried, zen4),
+                                      y)
+                                    << desc;
+                        }
     // tiles_may_stream: the shape half of the streaming rule, whatever the
     // thread count (plan_tiles adds the threads' balance).
     struct tc {
@@ -1014,7 +1028,8 @@ TEST_P(kernel_layouts, TransposingKernelsOfAPlan) {
             const bool may = si::tiles_may_stream(plan.folded);
             EXPECT_EQ(may, d[1] == 16) << si::folded2str(plan.folded);
             const si::kernel_isa want = si::transpose_kernel_isa(
-                    kisa(), si::op_src0, w, may, false, zen4);
+                    kisa(), si::op_src0, w,
+                    plan.folded.dims[plan.folded.ndims - 2], may, false, zen4);
             EXPECT_EQ(plan.transpose[si::op_src0]->name(),
                       si::transpose_kernel_name(
                               { want, static_cast<uint8_t>(w) }))

@@ -124,8 +124,9 @@ TEST_P(kernel_layouts_guard, CarriedDstLinesAgainstGuards) {
                     // (AVX2's for bytes in an AVX-512 plan, which carry).
                     if (jit()) {
                         const si::kernel_isa want = si::transpose_kernel_isa(
-                                kisa(), si::op_dst, w, false, true,
-                                si::cpu_is_amd_zen4());
+                                kisa(), si::op_dst, w,
+                                plan.folded.dims[plan.folded.ndims - 2], false,
+                                true, si::cpu_is_amd_zen4());
                         const std::string name = si::transpose_kernel_name(
                                 { want, static_cast<uint8_t>(w), 1 });
                         KT_EXPECT(fails,
@@ -486,6 +487,63 @@ TEST_P(kernel_layouts_guard, StreamedTilesAgainstGuards) {
                                           + " threads " + std::to_string(nthr));
                 }
             }
+}
+
+TEST_P(kernel_layouts_guard, ShortTileDimsAgainstGuards) {
+    // An input transposed along a tile dim of 32 to 63 bytes of each line:
+    // AVX-512 plans move 2- to 8-byte elements with AVX2's transposes
+    // (transpose_kernel_isa), whose register tiles then hold every row.
+    // The plan names the rule's kernel, and every tensor runs against a
+    // guard page at either end, 1 to 3 threads, bit-exact against the
+    // reference.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 8, 4, 2, 1 })
+        for (int op : { 0, 1, 2 })
+            for (int64_t r : { int64_t(32 / w), int64_t(32 / w + 1),
+                               int64_t(64 / w - 1), int64_t(64 / w) })
+                for (const dims_t &d :
+                     { dims_t { 3, r, 37 }, dims_t { 2, r, 200 } }) {
+                    dims_t st[4];
+                    st[op] = { d[1] * d[2], 1, d[1] };
+                    const si::select_nd p = full_nd(d, st, w);
+                    const si::select_plan plan = si::plan_select(p, 0);
+                    const std::string desc =
+                            "operand " + std::to_string(op) + " " + nd_str(p);
+                    KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                    if (jit()) {
+                        const si::select_folded &f = plan.folded;
+                        const int wt = op == si::op_cond ? 1 : w;
+                        const bool ymm = kisa() == si::kernel_isa::avx2
+                                         || (wt > 1 && r * wt < 64);
+                        const si::kernel_isa want = si::transpose_kernel_isa(
+                                kisa(), op, wt, f.dims[f.ndims - 2],
+                                si::tiles_may_stream(f), false,
+                                si::cpu_is_amd_zen4());
+                        KT_EXPECT(
+                                fails,
+                                ::testing::AssertionResult(
+                                        f.dims[f.ndims - 2] == r
+                                        && plan.transpose[op]
+                                        && plan.transpose[op]->name()
+                                                   == si::transpose_kernel_name(
+                                                           { want,
+                                                             static_cast<
+                                                                     uint8_t>(
+                                                                     wt) })
+                                        && (!ymm
+                                            || want == si::kernel_isa::avx2))
+                                        << plan.kernel_str() << " "
+                                        << si::folded2str(f),
+                                desc);
+                    }
+                    const size_t bytes =
+                            static_cast<size_t>(d[0] * d[1] * d[2] * w);
+                    guard_set gs(bytes);
+                    ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+                    gs.fill(g, bytes);
+                    run_guarded_1_to_3(fails, gs, p, plan, desc);
+                }
 }
 
 SELGRAPH_INSTANTIATE_PER_ISA(kernel_layouts_guard);
