@@ -993,9 +993,9 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
         // threads, which then store into the same dst rows. On an Intel
         // Xeon (2 threads, AVX-512) [2047, 2047] ran 2.07x one thread's
         // speed with the dst rows split, 1.29x with the panels. On AMD
-        // (`dst_rows_per_thread` false) the panels took 0.61-0.96x the
+        // (`dst_rows_per_thread` false) the panels took 0.53-0.89x the
         // column blocks' time from DRAM on Zen 4 (L12, L20, L23, both
-        // ISAs; L20 f32 from the L3 1.19x) and 0.53-0.93x on Zen 3, so
+        // ISAs; L20 f32 from the L3 1.02-1.20x) and 0.53-0.93x on Zen 3, so
         // there the column blocks serve only where the panels do not
         // balance the threads. With 3 or more matrices ([3, 2047, 2047],
         // [5, 600, 600]) the column blocks ran 0.9-1.0x the panels, and 17
