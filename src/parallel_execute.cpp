@@ -204,6 +204,14 @@ struct tiled_runner {
     // budget ran 0.72-0.77x (docs/performance.md).
     bool pf_inputs = false;
     static constexpr int64_t pf_budget = 256 * 1024;
+    // Tiles that do not stream but span all rows of a transposed input
+    // whose matrices are contiguous (lines back to back, a pitch off the
+    // cache lines: [16, 64, 56, 56] with H and W swapped, ViT's [197, 197]
+    // scores): the next tile's block of each such input, where all of them
+    // fit pf_budget, is prefetched in address order over this tile's
+    // transposes, as streamed tiles do. L17 ran 0.65-0.9x the time, L9
+    // bf16 0.8x from DRAM (docs/performance.md).
+    bool pf_transposed = false;
     // A transposed dst stored non-temporally whose rows do not start cache
     // lines ([2047, 2047]: rows 8188 bytes apart): the dst transposes of
     // consecutive strips of the same dst rows form a chain through a carry
@@ -291,6 +299,11 @@ struct tiled_runner {
             for (int i = 0; i < op_dst; ++i)
                 sum += input_block_bytes(i, tile_rows, tile_cols);
             pf_inputs = sum > 0 && sum <= pf_budget;
+        } else if (!stream) {
+            int64_t sum = 0;
+            for (int i = 0; i < op_dst; ++i)
+                sum += transposed_block_bytes(i, tile_rows, tile_cols);
+            pf_transposed = sum > 0 && sum <= pf_budget;
         }
         n_rb = (rows + tile_rows - 1) / tile_rows;
         n_cb = (inner + tile_cols - 1) / tile_cols;
@@ -335,6 +348,17 @@ struct tiled_runner {
         return !tr[i] && stride[i][nd - 1] == esize[i]
                                && stride[i][nd - 2] == nc * esize[i]
                        ? nr * stride[i][nd - 2]
+                       : 0;
+    }
+    // The bytes of a tile of `nr` x `nc` of transposed input `i` where they
+    // are one contiguous block (all rows of matrices stored back to back);
+    // 0 otherwise.
+    int64_t transposed_block_bytes(int i, int64_t nr, int64_t nc) const {
+        const int nd = f.ndims;
+        return tr[i] && !f.piece && nr == f.dims[nd - 2]
+                               && stride[i][nd - 2] == esize[i]
+                               && stride[i][nd - 1] == nr * esize[i]
+                       ? nc * stride[i][nd - 1]
                        : 0;
     }
     // This thread's carry slots, one per column of a tile (dst_carry).
@@ -466,6 +490,13 @@ struct tiled_runner {
                     if (tr[i]) {
                         next[i] = base[i] + tn.off[i];
                         next_bytes[i] = tn.nc * stride[i][f.ndims - 1];
+                    }
+            } else if (pf_transposed && has_next) {
+                for (int i = 0; i < op_dst; ++i)
+                    if (const int64_t b =
+                                transposed_block_bytes(i, tn.nr, tn.nc)) {
+                        next[i] = base[i] + tn.off[i];
+                        next_bytes[i] = b;
                     }
             } else if (pf_inputs && has_next) {
                 // A transposed dst: the next tile's block of each input
@@ -608,18 +639,17 @@ struct tiled_runner {
                     t.src_ld = stride[i][in];
                     t.dst_ld = ld[i];
                     t.fence = 0;
-                    if (stream) {
-                        // This strip's share of the next tile's block, in
-                        // lines.
-                        if (next[i]) {
-                            const auto [b0, b1] =
-                                    strip_share(next_bytes[i], s, n_strips);
-                            t.pf_next = next[i] + b0;
-                            t.pf_next_bytes = static_cast<uint64_t>(b1 - b0);
-                        }
-                    } else {
+                    if (!stream) {
                         // The operand's columns from c0 on, at these rows.
                         t.pf_cols = static_cast<uint64_t>(f.dims[in] - tl.c0);
+                    }
+                    if (next[i]) {
+                        // This strip's share of the next tile's block, in
+                        // lines (streamed tiles, pf_transposed).
+                        const auto [b0, b1] =
+                                strip_share(next_bytes[i], s, n_strips);
+                        t.pf_next = next[i] + b0;
+                        t.pf_next_bytes = static_cast<uint64_t>(b1 - b0);
                     }
                     transpose_block(*tr[i], t, esize[i]);
                 }
