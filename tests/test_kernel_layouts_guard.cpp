@@ -284,6 +284,14 @@ TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
             }
 }
 
+// A batch of matrices [B, R, C], every operand row-major but `op`, stored
+// with its last two dims swapped.
+si::select_nd batch_transposed(const dims_t &d, int op, int w) {
+    dims_t st[4];
+    st[op] = { d[1] * d[2], 1, d[1] };
+    return full_nd(d, st, w);
+}
+
 // `p` by `plan` against the guards at either end: 1 and 3 threads at the
 // start, 2 and 3 at the end.
 void run_guarded_1_to_3(int &fails, guard_set &gs, const si::select_nd &p,
@@ -462,9 +470,7 @@ TEST_P(kernel_layouts_guard, StreamedTilesAgainstGuards) {
             // partial register tile) in one strip.
             for (const dims_t &d : { dims_t { 5, 64, 48 }, dims_t { 6, 16, 33 },
                                      dims_t { 4, 8, 7 }, dims_t { 4, 5, 9 } }) {
-                dims_t st[4];
-                st[op] = { d[1] * d[2], 1, d[1] };
-                const si::select_nd p = full_nd(d, st, w);
+                const si::select_nd p = batch_transposed(d, op, w);
                 const si::select_plan plan = si::plan_select(p, 0);
                 const std::string desc =
                         "operand " + std::to_string(op) + " " + nd_str(p);
@@ -504,9 +510,7 @@ TEST_P(kernel_layouts_guard, ShortTileDimsAgainstGuards) {
                                int64_t(64 / w - 1), int64_t(64 / w) })
                 for (const dims_t &d :
                      { dims_t { 3, r, 37 }, dims_t { 2, r, 200 } }) {
-                    dims_t st[4];
-                    st[op] = { d[1] * d[2], 1, d[1] };
-                    const si::select_nd p = full_nd(d, st, w);
+                    const si::select_nd p = batch_transposed(d, op, w);
                     const si::select_plan plan = si::plan_select(p, 0);
                     const std::string desc =
                             "operand " + std::to_string(op) + " " + nd_str(p);
