@@ -195,23 +195,21 @@ struct tiled_runner {
     const transpose_kernel *stage_tr = nullptr;
     bool stage_nt = false;
     int64_t stage_off = 0;
-    // A transposed dst: the next tile's input blocks, where each is one
-    // contiguous block and all together fit pf_budget, are prefetched (into
-    // L2) over this tile's dst transposes, one input per band of the
-    // transpose. On the Intel guest with a per-core bandwidth cap, L15 bf16
-    // ran 1.05-1.09x, L16 1.02-1.05x, the other transposed-dst cases
-    // unchanged; blocks of 1 MB each (L12's, L13's panels) without the
-    // budget ran 0.72-0.77x (docs/performance.md).
-    bool pf_inputs = false;
+    // Tiles that do not stream: the next tile's blocks of the inputs that
+    // prefetch_block_bytes names, where all of them fit pf_budget, are
+    // prefetched (into L2) in address order over this tile's transposes.
+    // With a transposed dst, the inputs read as they are, over dst's
+    // transposes, one input per band: on the Intel guest with a per-core
+    // bandwidth cap, L15 bf16 ran 1.05-1.09x, L16 1.02-1.05x, the other
+    // transposed-dst cases unchanged; blocks of 1 MB each (L12's, L13's
+    // panels) without the budget ran 0.72-0.77x. Otherwise the transposed
+    // inputs whose tiles span all rows of contiguous matrices (lines off
+    // the cache lines: [16, 64, 56, 56] with H and W swapped, ViT's [197,
+    // 197] scores), over their own transposes, as streamed tiles do: on
+    // Zen 4 L17 ran 0.6-0.95x the time, L9 and L14 bf16 0.7-0.9x
+    // (docs/performance.md).
+    bool pf_blocks = false;
     static constexpr int64_t pf_budget = 256 * 1024;
-    // Tiles that do not stream but span all rows of a transposed input
-    // whose matrices are contiguous (lines back to back, a pitch off the
-    // cache lines: [16, 64, 56, 56] with H and W swapped, ViT's [197, 197]
-    // scores): the next tile's block of each such input, where all of them
-    // fit pf_budget, is prefetched in address order over this tile's
-    // transposes, as streamed tiles do. L17 ran 0.65-0.9x the time, L9
-    // bf16 0.8x from DRAM (docs/performance.md).
-    bool pf_transposed = false;
     // A transposed dst stored non-temporally whose rows do not start cache
     // lines ([2047, 2047]: rows 8188 bytes apart): the dst transposes of
     // consecutive strips of the same dst rows form a chain through a carry
@@ -294,16 +292,11 @@ struct tiled_runner {
                          | static_cast<uintptr_t>(stride[op_dst][nd - 1]))
                         % 64) != 0;
         // Decided once: only where a whole tile's input blocks fit.
-        if (tr[op_dst]) {
+        if (!stream) {
             int64_t sum = 0;
             for (int i = 0; i < op_dst; ++i)
-                sum += input_block_bytes(i, tile_rows, tile_cols);
-            pf_inputs = sum > 0 && sum <= pf_budget;
-        } else if (!stream) {
-            int64_t sum = 0;
-            for (int i = 0; i < op_dst; ++i)
-                sum += transposed_block_bytes(i, tile_rows, tile_cols);
-            pf_transposed = sum > 0 && sum <= pf_budget;
+                sum += prefetch_block_bytes(i, tile_rows, tile_cols);
+            pf_blocks = sum > 0 && sum <= pf_budget;
         }
         n_rb = (rows + tile_rows - 1) / tile_rows;
         n_cb = (inner + tile_cols - 1) / tile_cols;
@@ -341,25 +334,17 @@ struct tiled_runner {
         return thread_buffer<struct tile_scratch_tag>(scratch);
     }
     // The bytes of a tile of `nr` x `nc` of input `i` where they are one
-    // contiguous block (an input read as it is, whole rows back to back);
-    // 0 otherwise.
-    int64_t input_block_bytes(int i, int64_t nr, int64_t nc) const {
+    // contiguous block that pf_blocks prefetches; 0 otherwise. With a
+    // transposed dst, an input read as it is (whole rows back to back);
+    // otherwise a transposed input (whole columns back to back: all rows
+    // of its matrices).
+    int64_t prefetch_block_bytes(int i, int64_t nr, int64_t nc) const {
         const int nd = f.ndims;
-        return !tr[i] && stride[i][nd - 1] == esize[i]
-                               && stride[i][nd - 2] == nc * esize[i]
-                       ? nr * stride[i][nd - 2]
-                       : 0;
-    }
-    // The bytes of a tile of `nr` x `nc` of transposed input `i` where they
-    // are one contiguous block (all rows of matrices stored back to back);
-    // 0 otherwise.
-    int64_t transposed_block_bytes(int i, int64_t nr, int64_t nc) const {
-        const int nd = f.ndims;
-        return tr[i] && !f.piece && nr == f.dims[nd - 2]
-                               && stride[i][nd - 2] == esize[i]
-                               && stride[i][nd - 1] == nr * esize[i]
-                       ? nc * stride[i][nd - 1]
-                       : 0;
+        const int64_t sr = stride[i][nd - 2], sc = stride[i][nd - 1];
+        const int64_t w = esize[i];
+        if (tr[op_dst])
+            return !tr[i] && sc == w && sr == nc * w ? nr * sr : 0;
+        return tr[i] && !f.piece && sr == w && sc == nr * w ? nc * sc : 0;
     }
     // This thread's carry slots, one per column of a tile (dst_carry).
     char *thread_carry() const {
@@ -491,20 +476,12 @@ struct tiled_runner {
                         next[i] = base[i] + tn.off[i];
                         next_bytes[i] = tn.nc * stride[i][f.ndims - 1];
                     }
-            } else if (pf_transposed && has_next) {
-                for (int i = 0; i < op_dst; ++i)
-                    if (const int64_t b =
-                                transposed_block_bytes(i, tn.nr, tn.nc)) {
-                        next[i] = base[i] + tn.off[i];
-                        next_bytes[i] = b;
-                    }
-            } else if (pf_inputs && has_next) {
-                // A transposed dst: the next tile's block of each input
-                // that is one contiguous block (whole rows back to back),
-                // prefetched over this tile's dst transposes.
+            } else if (pf_blocks && has_next) {
+                // The next tile's contiguous input blocks (pf_blocks).
                 int64_t sum = 0;
                 for (int i = 0; i < op_dst; ++i)
-                    if (const int64_t b = input_block_bytes(i, tn.nr, tn.nc)) {
+                    if (const int64_t b =
+                                prefetch_block_bytes(i, tn.nr, tn.nc)) {
                         next[i] = base[i] + tn.off[i];
                         next_bytes[i] = b;
                         sum += b;
@@ -645,7 +622,7 @@ struct tiled_runner {
                     }
                     if (next[i]) {
                         // This strip's share of the next tile's block, in
-                        // lines (streamed tiles, pf_transposed).
+                        // lines (streamed tiles, pf_blocks).
                         const auto [b0, b1] =
                                 strip_share(next_bytes[i], s, n_strips);
                         t.pf_next = next[i] + b0;
