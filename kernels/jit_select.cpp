@@ -68,7 +68,8 @@ std::string kernel_name(const kernel_key &k) {
         s += "_dt"
              + (k.dt_rows   ? "i" + std::to_string(k.dt_rows)
                 : k.dt_cols ? std::to_string(k.dt_cols)
-                            : std::string());
+                            : std::string())
+             + (k.dt_prefetch ? "_pf" : "");
     else
         s += "_u" + std::to_string(k.unroll);
     if (k.nt_stores)
@@ -714,7 +715,8 @@ create_jit_select_kernel(const kernel_key &key) {
                                 ? dst_transposed_supported(key)
                                 : (key.elem_size == 1 || key.elem_size == 2
                                    || key.elem_size == 4 || key.elem_size == 8)
-                                          && key.unroll >= 1 && key.unroll <= 4;
+                                          && key.unroll >= 1 && key.unroll <= 4
+                                          && !key.dt_prefetch;
     if (!key_ok)
         fail(status::unimplemented, "Select JIT: no kernel for ",
              kernel_name(key));

@@ -1,8 +1,8 @@
 // Xbyak generator of the Select kernels that write a transposed dst
 // themselves (kernel_key::dst_transposed; ABI: select_kernel.hpp): AVX-512
-// and AVX2 (the latter below), 4-byte elements, any rows and columns, cond a
-// vector along the rows, src_0 a vector, src_1 a vector or one element per
-// row.
+// with 4- and 2-byte elements and AVX2 (below) with 4-byte ones, any rows
+// and columns, cond a vector along the rows, src_0 a vector, src_1 a vector
+// or one element per row.
 //
 // A transposed dst is contiguous along the rows of the tile (a channels-last
 // dst over NCHW inputs: the rows are the channels). The general path runs
@@ -26,7 +26,9 @@
 // the row kernel and the dst transpose one after the other; sweeping all 64
 // rows per column block instead (so that dst is written in address order)
 // ran at 0.33-0.44, and software prefetch of the rows ahead only slowed it;
-// this kernel ran L5 at 0.74-0.80 (docs/performance.md).
+// this kernel ran L5 at 0.74-0.80 (docs/performance.md). On AMD's Zen 4
+// the rows' lines prefetched into L2 (kernel_key::dt_prefetch, below) ran
+// 0.5-0.8x the time; the dispatcher picks the variant per CPU.
 //
 // Tails: the columns past the last full block are loaded under an opmask
 // (cond bytes, src_1, and src_0 through the blend's mask, which excludes
@@ -34,6 +36,20 @@
 // block are not loaded (their registers are zeroed) and each dst row's
 // store is masked to the rows that exist. No byte outside a tensor is read
 // or written.
+//
+// 2-byte elements: blocks of 32 rows by 32 columns, so that each input row
+// is read a whole line at a time and each dst piece is still one 64-byte
+// line. Each half of 16 rows is selected (vpblendmw under the 32 cond
+// bytes' opmask) and transposed in three stages of in-lane unpacks (words,
+// 32-bit and 64-bit lanes), after which each 128-bit lane holds 8 rows of
+// one column; the first half waits on the stack, and a 4 x 4 transpose of
+// 128-bit lanes (vshufi32x4) joins the four 16-byte pieces of each
+// column's 32 rows. A first version read 16 columns (half a line) of 32
+// rows at a time: on [2048, 2048] (rows 4 KiB apart, all in one L1 set)
+// the second half of each line had been evicted by the time it was read,
+// and the kernel ran 1.5x longer than the scratch path (docs/performance.md).
+// Measured on Zen 4 only, where it runs (the dispatcher's choice); on an
+// Intel Xeon an intrinsics model of it had run slower than the scratch path.
 //
 // Non-temporal variant: the pieces of full row blocks are streamed
 // (vmovntdq); the caller guarantees dst and dst_stride are multiples of 64
@@ -54,12 +70,24 @@ namespace {
 
 using namespace Xbyak;
 
+// Each row of a block prefetches its inputs' lines this many columns on
+// into L2 (prefetcht2; up to the row's last full block). A block reads one
+// short run of each of 16 or 32 rows, more runs than the hardware
+// prefetchers follow. On the Zen 4 guest, 1 thread, L5, L13 and L20 (a
+// channels-last dst, a [2048, 2048] one) ran 0.5-0.8x the time with it,
+// under both ISAs and at both element sizes; 64 and 256 columns measured
+// within noise of 128, prefetcht0 slower than none (docs/performance.md).
+constexpr int dt_prefetch_cols = 128;
+
 class jit_select_dt_t : public CodeGenerator, public select_kernel {
 public:
     explicit jit_select_dt_t(const kernel_key &key)
         : CodeGenerator(8192, AutoGrow)
         , key_(key)
-        , name_(kernel_name(key)) {
+        , name_(kernel_name(key))
+        , w_(key.elem_size)
+        , rb_(64 / key.elem_size)
+        , cb_(key.elem_size == 2 ? 32 : blk) {
         generate();
         // W^X: the buffer was only ever read+write; now read+execute.
         readyRE();
@@ -71,10 +99,11 @@ public:
     const kernel_key &key() const override { return key_; }
 
 private:
-    static constexpr int blk = 16; // rows and columns of a block
+    static constexpr int blk = 16; // columns of a block; 4-byte: rows too
 
-    const Reg64 reg_param_ = rdi;
-    const Reg64 reg_cond_ = r8; // row block bases of the inputs
+    const Reg64 reg_param_ = rdi; // spilled; then reg_pf_
+    const Reg64 reg_pf_ = rdi;    // a full block's prefetch distance
+    const Reg64 reg_cond_ = r8;   // row block bases of the inputs
     const Reg64 reg_src0_ = r9;
     const Reg64 reg_src1_ = r10;
     const Reg64 reg_col_dst_ = r11; // dst row of the column block
@@ -94,23 +123,198 @@ private:
     static Zmm row(int i) { return Zmm(i); }
     static Zmm tmp(int i) { return Zmm(16 + i); }
 
-    // The 16 x 16 block of the rows and columns at the pointers, selected
-    // into zmm0-15 (register i: row i), then transposed (register j:
-    // column j), then stored into dst rows from reg_col_dst_ on.
+    // The block of the rows and columns at reg_j_, selected, transposed
+    // and stored into dst rows from reg_col_dst_ on.
     void block(bool rows_tail, bool cols_tail) {
         if (cols_tail) {
             mov(reg_pa_, reg_n_);
             sub(reg_pa_, reg_j_);
-            mov(reg_pb_, 0xffff);
+            mov(reg_pb_, w_ == 2 ? 0xffffffff : 0xffff);
             bzhi(reg_pb_, reg_pb_, reg_pa_);
-            kmovw(k_cols_, reg_pb_.cvt32());
+            if (w_ == 2)
+                kmovd(k_cols_, reg_pb_.cvt32());
+            else
+                kmovw(k_cols_, reg_pb_.cvt32());
         }
         lea(reg_pc_, ptr[reg_cond_ + reg_j_]);
-        lea(reg_pa_, ptr[reg_src0_ + reg_j_ * 4]);
+        lea(reg_pa_, ptr[reg_src0_ + reg_j_ * w_]);
         if (key_.src1_scalar)
             mov(reg_pb_, reg_src1_);
         else
-            lea(reg_pb_, ptr[reg_src1_ + reg_j_ * 4]);
+            lea(reg_pb_, ptr[reg_src1_ + reg_j_ * w_]);
+        if (w_ == 2) {
+            block_words(rows_tail, cols_tail);
+            return;
+        }
+        load_rows(rows_tail, cols_tail);
+        transpose();
+        mov(reg_pc_, reg_col_dst_);
+        if (cols_tail) {
+            mov(reg_pa_, reg_n_);
+            sub(reg_pa_, reg_j_);
+        }
+        Label l_stored;
+        for (int j = 0; j < blk; ++j) {
+            if (cols_tail && j > 0) {
+                cmp(reg_pa_, j);
+                jbe(l_stored, T_NEAR);
+            }
+            if (rows_tail)
+                vmovdqu32(ptr[reg_pc_] | k_rows_, row(j));
+            else if (key_.nt_stores)
+                vmovntdq(ptr[reg_pc_], row(j));
+            else
+                vmovdqu32(ptr[reg_pc_], row(j));
+            add(reg_pc_, reg_ld_);
+        }
+        L(l_stored);
+        if (!cols_tail)
+            mov(reg_col_dst_, reg_pc_);
+    }
+
+    // The row at the pointers, reg_pf_ columns on (dt_prefetch_cols, fewer
+    // near the rows' end), into L2: its inputs' lines, cond's too.
+    void prefetch_row() {
+        prefetcht2(ptr[reg_pa_ + reg_pf_ * w_]);
+        if (!key_.src1_scalar)
+            prefetcht2(ptr[reg_pb_ + reg_pf_ * w_]);
+        prefetcht2(ptr[reg_pc_ + reg_pf_]);
+    }
+
+    // 2-byte elements: rows 16 h .. 16 h + 15 of the block (32 columns)
+    // selected into zmm0-15, one whole line of each input row each, and
+    // transposed in three stages of in-lane unpacks into zmm16-31:
+    // register 16 + 8 s + c holds, in 128-bit lane k, column 8 k + c of
+    // the half's rows 8 s .. 8 s + 7. A row tail's rows at or past
+    // reg_rows_ are zeros.
+    void half_words(int h, bool rows_tail, bool cols_tail) {
+        Label l_zero[blk], l_loaded;
+        for (int i = 0; i < blk; ++i) {
+            if (rows_tail && (h > 0 || i > 0)) {
+                cmp(reg_rows_, blk * h + i);
+                jbe(l_zero[i], T_NEAR);
+            }
+            const Ymm vc = Ymm(16 + (i & 1));
+            const Zmm vb = tmp(2 + (i & 1));
+            if (cols_tail)
+                vmovdqu8(vc | k_cols_ | T_z, ptr[reg_pc_]);
+            else
+                vmovdqu8(vc, ptr[reg_pc_]);
+            const Opmask kt = cols_tail ? k_sel_ | k_cols_ : k_sel_;
+            if (key_.invert_cond)
+                vptestnmb(kt, vc, vc);
+            else
+                vptestmb(kt, vc, vc);
+            if (key_.src1_scalar)
+                vpbroadcastw(vb, ptr[reg_pb_]);
+            else if (cols_tail)
+                vmovdqu16(vb | k_cols_ | T_z, ptr[reg_pb_]);
+            else
+                vmovdqu16(vb, ptr[reg_pb_]);
+            // Lanes past the columns are off in k_sel_: never loaded.
+            vpblendmw(row(i) | k_sel_, vb, ptr[reg_pa_]);
+            if (!cols_tail && key_.dt_prefetch)
+                prefetch_row();
+            // On to the next row (after half 0's last: half 1's first).
+            if (h == 0 || i + 1 < blk) {
+                add(reg_pc_, reg_cs_);
+                add(reg_pa_, reg_as_);
+                add(reg_pb_, reg_bs_);
+            }
+        }
+        if (rows_tail) {
+            jmp(l_loaded, T_NEAR);
+            for (int i = 0; i < blk; ++i) {
+                L(l_zero[i]);
+                vpxord(row(i), row(i), row(i));
+            }
+            L(l_loaded);
+        }
+        // Pairs of rows, words interleaved: in lane k, column 8 k + m of
+        // rows 2p and 2p + 1 in 32-bit lane m (columns 8 k .. 8 k + 3 in
+        // tmp(2p), 8 k + 4 .. 8 k + 7 in tmp(2p + 1)).
+        for (int p = 0; p < blk / 2; ++p) {
+            vpunpcklwd(tmp(2 * p), row(2 * p), row(2 * p + 1));
+            vpunpckhwd(tmp(2 * p + 1), row(2 * p), row(2 * p + 1));
+        }
+        // Quads of rows, 32-bit lanes interleaved: row(4q + m) holds, in
+        // lane k, columns 8 k + 2m and 8 k + 2m + 1 of rows 4q .. 4q + 3.
+        for (int q = 0; q < blk / 4; ++q)
+            for (int hi = 0; hi < 2; ++hi) {
+                const Zmm a = tmp(4 * q + hi), b = tmp(4 * q + 2 + hi);
+                vpunpckldq(row(4 * q + 2 * hi), a, b);
+                vpunpckhdq(row(4 * q + 2 * hi + 1), a, b);
+            }
+        // Eights of rows, 64-bit lanes interleaved: tmp(8s + c) holds, in
+        // lane k, column 8 k + c of rows 8s .. 8s + 7.
+        for (int s2 = 0; s2 < 2; ++s2)
+            for (int m = 0; m < 4; ++m) {
+                const Zmm a = row(8 * s2 + m), b = row(8 * s2 + 4 + m);
+                vpunpcklqdq(tmp(8 * s2 + 2 * m), a, b);
+                vpunpckhqdq(tmp(8 * s2 + 2 * m + 1), a, b);
+            }
+    }
+
+    // 2-byte elements: a block of 32 rows by 32 columns, in two halves of
+    // 16 rows (half_words); the first half's registers wait on the stack.
+    // Then, for each c < 8, the four registers of column 8 k + c (rows 0-7
+    // and 8-15 from the stack, 16-23 and 24-31) hold its four 16-byte
+    // pieces in lane k: a 4 x 4 transpose of 128-bit lanes makes each
+    // column's 64-byte dst piece, stored whole.
+    void block_words(bool rows_tail, bool cols_tail) {
+        half_words(0, rows_tail, cols_tail);
+        for (int i = 0; i < blk; ++i)
+            vmovdqa64(ptr[rsp + stage_off + 64 * i], tmp(i));
+        half_words(1, rows_tail, cols_tail);
+        // Columns left (a column tail) and dst's column pointers.
+        if (cols_tail) {
+            mov(reg_pa_, reg_n_);
+            sub(reg_pa_, reg_j_);
+        }
+        mov(reg_pb_, reg_col_dst_);
+        for (int c = 0; c < 8; ++c) {
+            const Zmm u0 = row(0), u1 = row(1), v0 = row(2), v1 = row(3);
+            const Zmm x0 = row(4);
+            const Address x1 = ptr[rsp + stage_off + 64 * (8 + c)];
+            vmovdqa64(x0, ptr[rsp + stage_off + 64 * c]);
+            vshufi32x4(u0, x0, x1, 0x88);
+            vshufi32x4(u1, x0, x1, 0xdd);
+            vshufi32x4(v0, tmp(c), tmp(8 + c), 0x88);
+            vshufi32x4(v1, tmp(c), tmp(8 + c), 0xdd);
+            // Lane k of the four: column 8 k + c (k = 0, 2 from u0, v0;
+            // 1, 3 from u1, v1).
+            const Zmm out[4] = { row(8), row(9), row(10), row(11) };
+            vshufi32x4(out[0], u0, v0, 0x88);
+            vshufi32x4(out[2], u0, v0, 0xdd);
+            vshufi32x4(out[1], u1, v1, 0x88);
+            vshufi32x4(out[3], u1, v1, 0xdd);
+            mov(reg_pc_, reg_pb_);
+            for (int k = 0; k < 4; ++k) {
+                Label l_skip;
+                if (cols_tail && 8 * k + c > 0) {
+                    cmp(reg_pa_, 8 * k + c);
+                    jbe(l_skip, T_NEAR);
+                }
+                if (rows_tail)
+                    vmovdqu16(ptr[reg_pc_] | k_rows_, out[k]);
+                else if (key_.nt_stores)
+                    vmovntdq(ptr[reg_pc_], out[k]);
+                else
+                    vmovdqu16(ptr[reg_pc_], out[k]);
+                L(l_skip);
+                if (k < 3)
+                    lea(reg_pc_, ptr[reg_pc_ + reg_ld_ * 8]);
+            }
+            if (c < 7)
+                add(reg_pb_, reg_ld_);
+        }
+        if (!cols_tail)
+            for (int k = 0; k < 4; ++k)
+                lea(reg_col_dst_, ptr[reg_col_dst_ + reg_ld_ * 8]);
+    }
+
+    // 4-byte elements: row i of the block into row(i), i < 16.
+    void load_rows(bool rows_tail, bool cols_tail) {
         Label l_zero[blk], l_loaded;
         for (int i = 0; i < blk; ++i) {
             if (rows_tail && i > 0) {
@@ -136,6 +340,8 @@ private:
                 vmovdqu32(vb, ptr[reg_pb_]);
             // Lanes past the columns are off in k_sel_: never loaded.
             vpblendmd(row(i) | k_sel_, vb, ptr[reg_pa_]);
+            if (!cols_tail && key_.dt_prefetch)
+                prefetch_row();
             if (i + 1 < blk) {
                 add(reg_pc_, reg_cs_);
                 add(reg_pa_, reg_as_);
@@ -150,29 +356,6 @@ private:
             }
             L(l_loaded);
         }
-        transpose();
-        mov(reg_pc_, reg_col_dst_);
-        if (cols_tail) {
-            mov(reg_pa_, reg_n_);
-            sub(reg_pa_, reg_j_);
-        }
-        Label l_stored;
-        for (int j = 0; j < blk; ++j) {
-            if (cols_tail && j > 0) {
-                cmp(reg_pa_, j);
-                jbe(l_stored, T_NEAR);
-            }
-            if (rows_tail)
-                vmovdqu32(ptr[reg_pc_] | k_rows_, row(j));
-            else if (key_.nt_stores)
-                vmovntdq(ptr[reg_pc_], row(j));
-            else
-                vmovdqu32(ptr[reg_pc_], row(j));
-            add(reg_pc_, reg_ld_);
-        }
-        L(l_stored);
-        if (!cols_tail)
-            mov(reg_col_dst_, reg_pc_);
     }
 
     // zmm0-15 (rows) -> zmm0-15 (columns), through zmm16-31.
@@ -211,10 +394,18 @@ private:
         L(l_cols);
         mov(reg_pa_, reg_n_);
         sub(reg_pa_, reg_j_);
-        cmp(reg_pa_, blk);
+        cmp(reg_pa_, cb_);
         jb(l_tail, T_NEAR);
+        if (key_.dt_prefetch) {
+            // The prefetch distance: dt_prefetch_cols, fewer where the rows
+            // end sooner (no line past a row's last block is prefetched).
+            lea(reg_pf_, ptr[reg_pa_ - cb_]);
+            mov(reg_pc_, dt_prefetch_cols);
+            cmp(reg_pf_, reg_pc_);
+            cmova(reg_pf_, reg_pc_);
+        }
         block(rows_tail, false);
-        add(reg_j_, blk);
+        add(reg_j_, cb_);
         jmp(l_cols, T_NEAR);
         L(l_tail);
         test(reg_pa_, reg_pa_);
@@ -230,7 +421,12 @@ private:
         push(r13);
         push(r14);
         push(r15);
-        sub(rsp, 8);
+        // A 64-byte aligned frame; the caller's rsp at [rsp + 8].
+        mov(rax, rsp);
+        and_(rsp, -64);
+        sub(rsp, stage_off + (w_ == 2 ? 64 * blk : 0));
+        mov(ptr[rsp + 8], rax);
+        mov(ptr[rsp + 16], reg_param_);
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         mov(reg_cond_, arg(offsetof(select_call_args, cond)));
         mov(reg_src0_, arg(offsetof(select_call_args, src0)));
@@ -246,38 +442,42 @@ private:
 
         Label l_rows, l_rows_tail, l_end;
         L(l_rows);
-        cmp(reg_rows_, blk);
+        cmp(reg_rows_, rb_);
         jb(l_rows_tail, T_NEAR);
         columns(false);
-        // The next row block: 16 rows on, 16 elements on in dst.
+        // The next row block: rb_ rows on, 64 bytes on in dst.
         const Reg64 bases[] = { reg_cond_, reg_src0_, reg_src1_ };
         const Reg64 strides[] = { reg_cs_, reg_as_, reg_bs_ };
         for (int k = 0; k < 3; ++k) {
             mov(reg_pc_, strides[k]);
-            shl(reg_pc_, 4);
+            shl(reg_pc_, rb_ == 32 ? 5 : 4);
             add(bases[k], reg_pc_);
         }
-        add(qword[rsp], blk * 4);
-        sub(reg_rows_, blk);
+        add(qword[rsp], rb_ * w_);
+        sub(reg_rows_, rb_);
         jnz(l_rows, T_NEAR);
         jmp(l_end, T_NEAR);
 
         L(l_rows_tail);
-        mov(reg_pc_, 0xffff);
+        mov(reg_pc_, rb_ == 32 ? 0xffffffff : 0xffff);
         bzhi(reg_pc_, reg_pc_, reg_rows_);
-        kmovw(k_rows_, reg_pc_.cvt32());
+        if (rb_ == 32)
+            kmovd(k_rows_, reg_pc_.cvt32());
+        else
+            kmovw(k_rows_, reg_pc_.cvt32());
         columns(true);
 
         L(l_end);
         if (key_.nt_stores) {
             Label l_no_fence;
+            mov(reg_param_, ptr[rsp + 16]);
             cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
             je(l_no_fence, T_NEAR);
             sfence();
             L(l_no_fence);
         }
         vzeroupper();
-        add(rsp, 8);
+        mov(rsp, ptr[rsp + 8]);
         pop(r15);
         pop(r14);
         pop(r13);
@@ -287,8 +487,16 @@ private:
         ret();
     }
 
+    // The frame: [rsp] dst at the current row block's first row, [rsp + 8]
+    // the caller's rsp; 2-byte elements: from stage_off, a block's first
+    // 16 rows after their transposes (16 registers).
+    static constexpr int stage_off = 64;
+
     const kernel_key key_;
     const std::string name_;
+    const int w_;  // element bytes, 2 or 4
+    const int rb_; // rows of a block: one 64-byte dst piece per column
+    const int cb_; // columns of a block: one input line (2-byte) or 16
     select_kernel_fn fn_ = nullptr;
 };
 
@@ -330,6 +538,7 @@ public:
 private:
     const Reg64 reg_param_ = rdi; // spilled; then the columns left (tails)
     const Reg64 reg_cols_ = rdi;
+    const Reg64 reg_pf_ = rdi; // a full block's prefetch distance
     const Reg64 reg_cond_ = r8;
     const Reg64 reg_src0_ = r9;
     const Reg64 reg_src1_ = r10;
@@ -447,6 +656,12 @@ private:
             } else {
                 vmovdqu(r, key_.invert_cond ? pb : pa);
                 vpblendvb(r, r, key_.invert_cond ? pa : pb, vcond_);
+            }
+            if (!cols_tail && key_.dt_prefetch) {
+                prefetcht2(ptr[reg_pa_ + reg_pf_ * 4]);
+                if (!key_.src1_scalar)
+                    prefetcht2(ptr[reg_pb_ + reg_pf_ * 4]);
+                prefetcht2(ptr[reg_pc_ + reg_pf_]);
             }
             if (i + 1 < 8) {
                 add(reg_pc_, reg_cs_);
@@ -566,6 +781,13 @@ private:
         sub(reg_cols_, reg_j_);
         cmp(reg_cols_, 8);
         jb(l_tail, T_NEAR);
+        if (key_.dt_prefetch) {
+            // A full block's prefetch distance (as on AVX-512).
+            sub(reg_pf_, 8);
+            mov(reg_pc_, dt_prefetch_cols);
+            cmp(reg_pf_, reg_pc_);
+            cmova(reg_pf_, reg_pc_);
+        }
         block(rows_tail, false);
         add(reg_j_, 8);
         jmp(l_cols, T_NEAR);
@@ -650,9 +872,11 @@ private:
 
 bool dst_transposed_supported(const kernel_key &k) {
     if (k.dt_cols || k.dt_rows)
-        return dst_transposed_packed_supported(k);
-    return (k.isa == kernel_isa::avx512_core || k.isa == kernel_isa::avx2)
-           && k.elem_size == 4 && !k.cond_scalar && !k.src0_scalar;
+        return !k.dt_prefetch && dst_transposed_packed_supported(k);
+    return ((k.isa == kernel_isa::avx512_core
+             && (k.elem_size == 4 || k.elem_size == 2))
+            || (k.isa == kernel_isa::avx2 && k.elem_size == 4))
+           && !k.cond_scalar && !k.src0_scalar;
 }
 
 std::shared_ptr<const select_kernel>

@@ -83,10 +83,10 @@ struct kernel_key {
     /// dst is contiguous across the rows rather than along them (a
     /// transposed dst): element (r, c) of dst at dst + c * dst_stride + r *
     /// elem_size, so dst_stride is the bytes between columns. Written by
-    /// register transposes (kernels/jit_select_dt.cpp): AVX-512 and AVX2,
-    /// 4-byte elements, cond and src_0 vectors (dst_transposed_supported);
-    /// any rows and n. The non-temporal variant needs dst and
-    /// dst_stride multiples of 64 bytes. unroll is not used.
+    /// register transposes (kernels/jit_select_dt.cpp): AVX-512 with 4- and
+    /// 2-byte elements, AVX2 with 4-byte ones, cond and src_0 vectors
+    /// (dst_transposed_supported); any rows and n. The non-temporal variant
+    /// needs dst and dst_stride multiples of 64 bytes. unroll is not used.
     uint8_t dst_transposed = 0;
     /// With dst_transposed: 0, the kernel above, in 16 x 16 blocks; c in
     /// [2, max_packed_dt_cols], rows of exactly c elements whose inputs'
@@ -109,6 +109,10 @@ struct kernel_key {
     /// vectors or one element per row, any row strides. The non-temporal
     /// variant needs a dst that starts a cache line.
     uint8_t dt_rows = 0;
+    /// With dst_transposed and neither dt_cols nor dt_rows: each row of a
+    /// block prefetches its inputs' lines a fixed distance ahead into L2
+    /// (`_pf` in the name; the dispatcher's choice per CPU).
+    uint8_t dt_prefetch = 0;
 
     bool operator==(const kernel_key &o) const {
         return isa == o.isa && elem_size == o.elem_size
@@ -116,7 +120,7 @@ struct kernel_key {
                && src0_scalar == o.src0_scalar && src1_scalar == o.src1_scalar
                && nt_stores == o.nt_stores && unroll == o.unroll
                && dst_transposed == o.dst_transposed && dt_cols == o.dt_cols
-               && dt_rows == o.dt_rows;
+               && dt_rows == o.dt_rows && dt_prefetch == o.dt_prefetch;
     }
     bool operator!=(const kernel_key &o) const { return !(*this == o); }
 };
@@ -135,14 +139,16 @@ struct kernel_key_hash {
         v = v * 2 + k.dst_transposed;
         v = v * 16 + k.dt_cols;
         v = v * 16 + k.dt_rows;
+        v = v * 2 + k.dt_prefetch;
         return static_cast<size_t>(v * 0x9E3779B97F4A7C15ull);
     }
 };
 
-/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>]>[_nt]", for
-/// example avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector, src_1
-/// scalar; `dt` in place of the unroll: dst transposed (dt3: the packed
-/// kernel for rows of 3 elements; dti3: for tiles of 3 rows, interleaved).
+/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>][_pf]>[_nt]",
+/// for example avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector,
+/// src_1 scalar; `dt` in place of the unroll: dst transposed (dt3: the
+/// packed kernel for rows of 3 elements; dti3: for tiles of 3 rows,
+/// interleaved; _pf: dt_prefetch).
 std::string kernel_name(const kernel_key &k);
 
 using select_kernel_fn = void (*)(const select_call_args *);
