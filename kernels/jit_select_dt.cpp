@@ -146,7 +146,7 @@ private:
             block_words(rows_tail, cols_tail);
             return;
         }
-        load_rows(rows_tail, cols_tail);
+        load_rows(0, false, rows_tail, cols_tail);
         transpose();
         mov(reg_pc_, reg_col_dst_);
         if (cols_tail) {
@@ -188,48 +188,8 @@ private:
     // the half's rows 8 s .. 8 s + 7. A row tail's rows at or past
     // reg_rows_ are zeros.
     void half_words(int h, bool rows_tail, bool cols_tail) {
-        Label l_zero[blk], l_loaded;
-        for (int i = 0; i < blk; ++i) {
-            if (rows_tail && (h > 0 || i > 0)) {
-                cmp(reg_rows_, blk * h + i);
-                jbe(l_zero[i], T_NEAR);
-            }
-            const Ymm vc = Ymm(16 + (i & 1));
-            const Zmm vb = tmp(2 + (i & 1));
-            if (cols_tail)
-                vmovdqu8(vc | k_cols_ | T_z, ptr[reg_pc_]);
-            else
-                vmovdqu8(vc, ptr[reg_pc_]);
-            const Opmask kt = cols_tail ? k_sel_ | k_cols_ : k_sel_;
-            if (key_.invert_cond)
-                vptestnmb(kt, vc, vc);
-            else
-                vptestmb(kt, vc, vc);
-            if (key_.src1_scalar)
-                vpbroadcastw(vb, ptr[reg_pb_]);
-            else if (cols_tail)
-                vmovdqu16(vb | k_cols_ | T_z, ptr[reg_pb_]);
-            else
-                vmovdqu16(vb, ptr[reg_pb_]);
-            // Lanes past the columns are off in k_sel_: never loaded.
-            vpblendmw(row(i) | k_sel_, vb, ptr[reg_pa_]);
-            if (!cols_tail && key_.dt_prefetch)
-                prefetch_row();
-            // On to the next row (after half 0's last: half 1's first).
-            if (h == 0 || i + 1 < blk) {
-                add(reg_pc_, reg_cs_);
-                add(reg_pa_, reg_as_);
-                add(reg_pb_, reg_bs_);
-            }
-        }
-        if (rows_tail) {
-            jmp(l_loaded, T_NEAR);
-            for (int i = 0; i < blk; ++i) {
-                L(l_zero[i]);
-                vpxord(row(i), row(i), row(i));
-            }
-            L(l_loaded);
-        }
+        // After half 0's last row, on to half 1's first.
+        load_rows(blk * h, h == 0, rows_tail, cols_tail);
         // Pairs of rows, words interleaved: in lane k, column 8 k + m of
         // rows 2p and 2p + 1 in 32-bit lane m (columns 8 k .. 8 k + 3 in
         // tmp(2p), 8 k + 4 .. 8 k + 7 in tmp(2p + 1)).
@@ -313,16 +273,23 @@ private:
                 lea(reg_col_dst_, ptr[reg_col_dst_ + reg_ld_ * 8]);
     }
 
-    // 4-byte elements: row i of the block into row(i), i < 16.
-    void load_rows(bool rows_tail, bool cols_tail) {
+    // Rows r0 .. r0 + 15 of the block at the pointers, selected into
+    // zmm0-15 (register i: row r0 + i; a row tail's rows at or past
+    // reg_rows_ zeros); the pointers end on the last row loaded, or past
+    // it with `advance_last`.
+    void load_rows(int r0, bool advance_last, bool rows_tail, bool cols_tail) {
+        const bool words = w_ == 2;
         Label l_zero[blk], l_loaded;
         for (int i = 0; i < blk; ++i) {
-            if (rows_tail && i > 0) {
-                cmp(reg_rows_, i);
+            if (rows_tail && r0 + i > 0) {
+                cmp(reg_rows_, r0 + i);
                 jbe(l_zero[i], T_NEAR);
             }
-            const Xmm vc = Xmm(18 + (i & 1));
-            const Zmm vb = tmp(i & 1);
+            // cond: one byte per element, 16 (xmm) or 32 (ymm) of them.
+            const Ymm yc = Ymm(16 + (i & 1));
+            const Xmm xc = Xmm(yc.getIdx());
+            const Xmm &vc = words ? static_cast<const Xmm &>(yc) : xc;
+            const Zmm vb = tmp(2 + (i & 1));
             if (cols_tail)
                 vmovdqu8(vc | k_cols_ | T_z, ptr[reg_pc_]);
             else
@@ -332,17 +299,26 @@ private:
                 vptestnmb(kt, vc, vc);
             else
                 vptestmb(kt, vc, vc);
-            if (key_.src1_scalar)
+            if (key_.src1_scalar && words)
+                vpbroadcastw(vb, ptr[reg_pb_]);
+            else if (key_.src1_scalar)
                 vpbroadcastd(vb, ptr[reg_pb_]);
+            else if (words && cols_tail)
+                vmovdqu16(vb | k_cols_ | T_z, ptr[reg_pb_]);
+            else if (words)
+                vmovdqu16(vb, ptr[reg_pb_]);
             else if (cols_tail)
                 vmovdqu32(vb | k_cols_ | T_z, ptr[reg_pb_]);
             else
                 vmovdqu32(vb, ptr[reg_pb_]);
             // Lanes past the columns are off in k_sel_: never loaded.
-            vpblendmd(row(i) | k_sel_, vb, ptr[reg_pa_]);
+            if (words)
+                vpblendmw(row(i) | k_sel_, vb, ptr[reg_pa_]);
+            else
+                vpblendmd(row(i) | k_sel_, vb, ptr[reg_pa_]);
             if (!cols_tail && key_.dt_prefetch)
                 prefetch_row();
-            if (i + 1 < blk) {
+            if (advance_last || i + 1 < blk) {
                 add(reg_pc_, reg_cs_);
                 add(reg_pa_, reg_as_);
                 add(reg_pb_, reg_bs_);
@@ -350,7 +326,7 @@ private:
         }
         if (rows_tail) {
             jmp(l_loaded, T_NEAR);
-            for (int i = 1; i < blk; ++i) {
+            for (int i = r0 > 0 ? 0 : 1; i < blk; ++i) {
                 L(l_zero[i]);
                 vpxord(row(i), row(i), row(i));
             }
