@@ -88,7 +88,8 @@ struct kernel_key {
     /// (dst_transposed_supported); any rows and n. The non-temporal variant
     /// needs dst and dst_stride multiples of 64 bytes. unroll is not used.
     uint8_t dst_transposed = 0;
-    /// With dst_transposed: 0, the kernel above, in 16 x 16 blocks; c in
+    /// With dst_transposed: 0, the kernel above, in blocks of 16 columns
+    /// by 64 bytes of dst's lines (2-byte elements: 32 x 32); c in
     /// [2, max_packed_dt_cols], rows of exactly c elements whose inputs'
     /// rows lie back to back (stride c times the element bytes) or are
     /// one row for all (stride 0; src_1 scalar: stride 0 only), the

@@ -248,7 +248,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     // it itself, where one exists and the tiles hold whole blocks of 64
     // bytes of each dst column by 16 columns (three-channel rows, L16, ran
     // 0.68x the packed transposes in 16 x 3 blocks). Its nt variant only where
-    // dst's columns lie whole cache lines apart, each 16-element piece one line
+    // dst's columns lie whole cache lines apart, each 64-byte piece one line
     // streamed whole; on other columns ([2047, 2047], 197-element lines)
     // non-temporal stores are the dst transpose's, which carries partial lines
     // from strip to strip (tiled_runner::dst_carry), and the store policy times
@@ -292,17 +292,16 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     if ((kdt.dt_cols || kdt.dt_rows) && f.elem_size == 1
         && kdt.isa == kernel_isa::avx512_core)
         kdt.isa = kernel_isa::avx2;
-    // The 16-column blocks, tuned on AMD only (measured on Zen 4: docs/
-    // performance.md, "A transposed dst of 2-byte elements in one pass"):
-    // there each row of a block prefetches its inputs ahead into L2, and
-    // 2-byte elements take the kernel too. On an Intel Xeon models of both
-    // had measured slower (prefetches into L1 ahead of the rows, and a
-    // 2-byte single pass against the scratch path); Intel keeps the
-    // kernel as it was measured there.
-    const bool amd = cpu_is_amd();
+    // The blocks, tuned on Zen 4 only (docs/performance.md, "A transposed
+    // dst of 2-byte elements in one pass"): there each row of a block
+    // prefetches its inputs ahead into L2, under either ISA, and 2-byte
+    // elements take the kernel too. On an Intel Xeon models of both had
+    // measured slower (prefetches into L1 ahead of the rows, and a 2-byte
+    // single pass against the scratch path); other CPUs keep the kernel as
+    // it was measured on Intel until measured themselves.
     if (!kdt.dt_cols && !kdt.dt_rows) {
-        kdt.dt_prefetch = amd ? 1 : 0;
-        dt = dt && (amd || f.elem_size == 4);
+        kdt.dt_prefetch = zen4 ? 1 : 0;
+        dt = dt && (zen4 || f.elem_size == 4);
     }
     dt = dt
          && (kdt.dt_cols || kdt.dt_rows || f.dims[nd - 2] * f.elem_size >= 64)

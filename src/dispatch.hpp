@@ -40,13 +40,13 @@ struct select_plan {
     /// variant, for large outputs, in place of kernel_nt.
     const transpose_kernel *transpose_dst_nt = nullptr;
     /// A transposed dst and no transposed input, where a kernel exists
-    /// (kernel_key::dst_transposed) and the tile dim and the row hold 16
-    /// elements or more: the row kernel that selects and
-    /// transposes in registers and writes dst itself, in one pass, with
-    /// its non-temporal variant where the plan has one and dst's columns
-    /// lie a multiple of 64 bytes apart. The tiled runner calls it in
-    /// place of the row kernel and dst's transpose (which the plan keeps,
-    /// for nt stores where kernel_dt_nt is null).
+    /// (kernel_key::dst_transposed), the tile dim holds 64 bytes of dst's
+    /// lines or more and the row 16 elements or more: the kernel that selects
+    /// and transposes in registers and writes dst itself, in one pass, with its
+    /// non-temporal variant where the plan has one and dst's columns lie a
+    /// multiple of 64 bytes apart. The tiled runner calls it in place of the
+    /// row kernel and dst's transpose (which the plan keeps, for nt stores
+    /// where kernel_dt_nt is null).
     kernel_ptr kernel_dt;
     kernel_ptr kernel_dt_nt;
 

@@ -2,9 +2,10 @@
 // (kernel_key::dst_transposed, kernels/jit_select_dt.cpp): their keys and
 // refusals, direct calls through the kernel ABI inside guard pages (row and
 // column counts around the 16 x 16 blocks of AVX-512's 4-byte elements, the
-// 32 x 16 of its 2-byte ones and the 16 x 8 of AVX2, every tail length of
+// 32 x 32 of its 2-byte ones and the 16 x 8 of AVX2, every tail length of
 // them, odd row tails, padded and broadcast rows, inverted cond, a per-row
-// src_1, both store kinds), bit for bit against impl::ref_select, the
+// src_1, both store kinds, with and without the rows' prefetch, rows long
+// enough for its full distance), bit for bit against impl::ref_select, the
 // callee-saved registers, and which plans use them.
 #include <xbyak/xbyak.h>
 
@@ -166,8 +167,9 @@ TEST_P(kernel_dt, BitExactAgainstGuards) {
     auto &g = rng();
     int fails = 0;
     // Around the blocks (16 rows of 4-byte elements, 32 of 2-byte ones; 16
-    // or 8 columns): every tail length of rows and of AVX2's columns, and
-    // AVX-512's below 8.
+    // or 8 columns of 4-byte elements, 32 of 2-byte ones): tail lengths of
+    // rows and columns below 10 and around each block size, and for 2-byte
+    // elements every one.
     const std::vector<int64_t> counts = { 1,  2,  3,  4,  5,  6,  7,
                                           8,  9,  12, 13, 14, 15, 16,
                                           17, 23, 24, 31, 32, 33, 64 };
@@ -176,24 +178,45 @@ TEST_P(kernel_dt, BitExactAgainstGuards) {
         counts2.push_back(r);
     for (int64_t r : { 47, 63, 64, 65 })
         counts2.push_back(r);
-    // 2-byte elements: column tails in the second half of a line too.
-    std::vector<int64_t> col_counts2 = counts;
-    for (int64_t c : { 47, 63 })
+    std::vector<int64_t> col_counts2;
+    for (int64_t c = 1; c <= 33; ++c)
         col_counts2.push_back(c);
+    for (int64_t c : { 47, 63, 64 })
+        col_counts2.push_back(c);
+    // Rows longer than the prefetch distance (128 columns) past a block,
+    // which is cut short only near the rows' end.
+    const std::vector<int64_t> long_rows = { 1, 17, 33, 64 };
+    const std::vector<int64_t> long_cols = { 200, 301 };
     const int64_t max_pad = 7;
-    guard_set gs(static_cast<size_t>((65 + max_pad) * (64 + 32) * 4));
+    guard_set gs(static_cast<size_t>((65 + max_pad) * (301 + 32) * 4));
     ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
     for (int w : dt_widths(kisa()))
         for (int inv = 0; inv < 2; ++inv)
             for (int bs = 0; bs < 2; ++bs)
-                for (int nt = 0; nt < 2; ++nt) {
-                    // Half the keys with the prefetch (each store kind,
-                    // inverted cond and scalar src_1 with and without).
-                    const int pf = (inv + bs + nt) % 2;
-                    const si::kernel_key k = dt_key(kisa(), w, inv, bs, nt, pf);
-                    const auto kern = si::create_jit_select_kernel(k);
-                    for (int64_t rows : w == 2 ? counts2 : counts)
-                        for (int64_t cols : w == 2 ? col_counts2 : counts) {
+                for (int nt = 0; nt < 2; ++nt)
+                    for (int pf = 0; pf < 2; ++pf) {
+                        const si::kernel_key k =
+                                dt_key(kisa(), w, inv, bs, nt, pf);
+                        const auto kern = si::create_jit_select_kernel(k);
+                        std::vector<std::pair<int64_t, int64_t>> shapes;
+                        if (w == 2) {
+                            // Every row tail by a few column counts, every
+                            // column tail by a few row counts.
+                            for (int64_t rows : counts2)
+                                for (int64_t cols : { 1, 16, 17, 31, 33, 64 })
+                                    shapes.emplace_back(rows, cols);
+                            for (int64_t rows : { 1, 16, 17, 31, 33, 65 })
+                                for (int64_t cols : col_counts2)
+                                    shapes.emplace_back(rows, cols);
+                        } else {
+                            for (int64_t rows : counts)
+                                for (int64_t cols : counts)
+                                    shapes.emplace_back(rows, cols);
+                        }
+                        for (int64_t rows : long_rows)
+                            for (int64_t cols : long_cols)
+                                shapes.emplace_back(rows, cols);
+                        for (const auto &[rows, cols] : shapes) {
                             dt_case c;
                             c.key = k;
                             c.rows = rows;
@@ -248,7 +271,7 @@ TEST_P(kernel_dt, BitExactAgainstGuards) {
                                                             : " at begin"));
                             }
                         }
-                }
+                    }
 }
 
 TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
@@ -259,7 +282,9 @@ TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
     for (int w : dt_widths(kisa()))
         for (int nt = 0; nt < 2; ++nt) {
             dt_case c;
-            c.key = dt_key(kisa(), w, 0, 0, nt);
+            // The prefetching variant with nt stores (its frame reloads
+            // the argument pointer for the fence).
+            c.key = dt_key(kisa(), w, 0, 0, nt, nt);
             // Full row blocks and a tail (4-byte: two and 3 rows, 2-byte: two
             // and 1 row); full column blocks (AVX-512: one, AVX2: two) and a
             // tail.
@@ -284,8 +309,8 @@ TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
 TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
     // dst NHWC over NCHW inputs, [2, C, 41, W]: the fold's tile dim is C
     // (dst's contiguous dim), its row H x W. The kernel writing dst runs
-    // for 4-byte elements where C is at least 16 and, on AVX-512 CPUs of
-    // AMD, for 2-byte ones where C is at least 32 (a 64-byte line of each
+    // for 4-byte elements where C is at least 16 and, on Zen 4 (AVX-512),
+    // for 2-byte ones where C is at least 32 (a 64-byte line of each
     // dst column; below 16 on AVX-512 and below 8 on AVX2, the packed one that
     // interleaves the channels). Its nt variant exists only where dst's
     // columns lie whole lines apart (C times the element bytes a multiple
@@ -316,13 +341,13 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
                                           : si::max_packed_dt_cols);
                     const bool lines = c * w % 64 == 0 || interleaved;
                     // 2-byte elements in blocks on AVX-512 where the CPU
-                    // is an AMD one (tuned there only), which also gets
-                    // the prefetching blocks.
-                    const bool amd = si::cpu_is_amd();
+                    // is a Zen 4 (tuned there only), which also gets the
+                    // prefetching blocks under either ISA.
+                    const bool zen4 = si::cpu_is_amd_zen4();
                     const bool blocks =
                             c * w >= 64
                             && (w == 4
-                                || (amd
+                                || (zen4
                                     && kisa() == si::kernel_isa::avx512_core));
                     const bool want_dt = blocks || interleaved;
                     const std::string desc = nd_str(p) + (nt ? " (nt)" : "");
@@ -335,7 +360,7 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
                         KT_EXPECT(fails,
                                   ::testing::AssertionResult(
                                           plan.kernel_dt->key().dt_prefetch
-                                          == (amd ? 1 : 0))
+                                          == (zen4 ? 1 : 0))
                                           << plan.kernel_str(),
                                   desc);
                     }
