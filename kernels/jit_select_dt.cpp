@@ -225,7 +225,21 @@ private:
         half_words(0, rows_tail, cols_tail);
         for (int i = 0; i < blk; ++i)
             vmovdqa64(ptr[rsp + stage_off + 64 * i], tmp(i));
-        half_words(1, rows_tail, cols_tail);
+        if (rows_tail) {
+            // A row tail of 16 rows or fewer: the second half's transposes
+            // are zeros.
+            Label l_half1, l_halves;
+            cmp(reg_rows_, blk);
+            ja(l_half1, T_NEAR);
+            for (int i = 0; i < blk; ++i)
+                vpxord(tmp(i), tmp(i), tmp(i));
+            jmp(l_halves, T_NEAR);
+            L(l_half1);
+            half_words(1, true, cols_tail);
+            L(l_halves);
+        } else {
+            half_words(1, false, cols_tail);
+        }
         // Columns left (a column tail) and dst's column pointers.
         if (cols_tail) {
             mov(reg_pa_, reg_n_);
