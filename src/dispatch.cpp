@@ -296,7 +296,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     // dst of 2-byte elements in one pass"): there each row of a block
     // prefetches its inputs ahead into L2, under either ISA, and 2-byte
     // elements take the kernel too. On an Intel Xeon models of both had
-    // measured slower (prefetches into L1 ahead of the rows, and a 2-byte
+    // measured slower (a prefetch of the rows ahead, and a 2-byte
     // single pass against the scratch path); other CPUs keep the kernel as
     // it was measured on Intel until measured themselves.
     if (!kdt.dt_cols && !kdt.dt_rows) {
