@@ -79,6 +79,17 @@ using namespace Xbyak;
 // within noise of 128, prefetcht0 slower than none (docs/performance.md).
 constexpr int dt_prefetch_cols = 128;
 
+// Into L2, `pf` columns on from a row's pointers (cond's at pc, src_0's
+// at pa, src_1's at pb unless it is one element per row): its lines.
+void prefetch_row(CodeGenerator &g, const kernel_key &key, const Reg64 &pc,
+                  const Reg64 &pa, const Reg64 &pb, const Reg64 &pf) {
+    const int w = key.elem_size;
+    g.prefetcht2(g.ptr[pa + pf * w]);
+    if (!key.src1_scalar)
+        g.prefetcht2(g.ptr[pb + pf * w]);
+    g.prefetcht2(g.ptr[pc + pf]);
+}
+
 class jit_select_dt_t : public CodeGenerator, public select_kernel {
 public:
     explicit jit_select_dt_t(const kernel_key &key)
@@ -159,12 +170,7 @@ private:
                 cmp(reg_pa_, j);
                 jbe(l_stored, T_NEAR);
             }
-            if (rows_tail)
-                vmovdqu32(ptr[reg_pc_] | k_rows_, row(j));
-            else if (key_.nt_stores)
-                vmovntdq(ptr[reg_pc_], row(j));
-            else
-                vmovdqu32(ptr[reg_pc_], row(j));
+            store_piece(ptr[reg_pc_], row(j), rows_tail);
             add(reg_pc_, reg_ld_);
         }
         L(l_stored);
@@ -172,13 +178,17 @@ private:
             mov(reg_col_dst_, reg_pc_);
     }
 
-    // The row at the pointers, reg_pf_ columns on (dt_prefetch_cols, fewer
-    // near the rows' end), into L2: its inputs' lines, cond's too.
-    void prefetch_row() {
-        prefetcht2(ptr[reg_pa_ + reg_pf_ * w_]);
-        if (!key_.src1_scalar)
-            prefetcht2(ptr[reg_pb_ + reg_pf_ * w_]);
-        prefetcht2(ptr[reg_pc_ + reg_pf_]);
+    // One 64-byte dst piece, of the rows that exist in a row tail, streamed
+    // in the nt variant's full blocks.
+    void store_piece(const Address &a, const Zmm &v, bool rows_tail) {
+        if (rows_tail && w_ == 2)
+            vmovdqu16(a | k_rows_, v);
+        else if (rows_tail)
+            vmovdqu32(a | k_rows_, v);
+        else if (key_.nt_stores)
+            vmovntdq(a, v);
+        else
+            vmovdqu32(a, v);
     }
 
     // 2-byte elements: rows 16 h .. 16 h + 15 of the block (32 columns)
@@ -227,7 +237,7 @@ private:
             vmovdqa64(ptr[rsp + stage_off + 64 * i], tmp(i));
         if (rows_tail) {
             // A row tail of 16 rows or fewer: the second half's transposes
-            // are zeros.
+            // are zeros (half_words(1) runs only where row 16 exists).
             Label l_half1, l_halves;
             cmp(reg_rows_, blk);
             ja(l_half1, T_NEAR);
@@ -269,12 +279,7 @@ private:
                     cmp(reg_pa_, 8 * k + c);
                     jbe(l_skip, T_NEAR);
                 }
-                if (rows_tail)
-                    vmovdqu16(ptr[reg_pc_] | k_rows_, out[k]);
-                else if (key_.nt_stores)
-                    vmovntdq(ptr[reg_pc_], out[k]);
-                else
-                    vmovdqu16(ptr[reg_pc_], out[k]);
+                store_piece(ptr[reg_pc_], out[k], rows_tail);
                 L(l_skip);
                 if (k < 3)
                     lea(reg_pc_, ptr[reg_pc_ + reg_ld_ * 8]);
@@ -289,13 +294,13 @@ private:
 
     // Rows r0 .. r0 + 15 of the block at the pointers, selected into
     // zmm0-15 (register i: row r0 + i; a row tail's rows at or past
-    // reg_rows_ zeros); the pointers end on the last row loaded, or past
-    // it with `advance_last`.
+    // reg_rows_ zeros; row r0 exists); the pointers end on the last row
+    // loaded, or past it with `advance_last`.
     void load_rows(int r0, bool advance_last, bool rows_tail, bool cols_tail) {
         const bool words = w_ == 2;
         Label l_zero[blk], l_loaded;
         for (int i = 0; i < blk; ++i) {
-            if (rows_tail && r0 + i > 0) {
+            if (rows_tail && i > 0) {
                 cmp(reg_rows_, r0 + i);
                 jbe(l_zero[i], T_NEAR);
             }
@@ -331,7 +336,7 @@ private:
             else
                 vpblendmd(row(i) | k_sel_, vb, ptr[reg_pa_]);
             if (!cols_tail && key_.dt_prefetch)
-                prefetch_row();
+                prefetch_row(*this, key_, reg_pc_, reg_pa_, reg_pb_, reg_pf_);
             if (advance_last || i + 1 < blk) {
                 add(reg_pc_, reg_cs_);
                 add(reg_pa_, reg_as_);
@@ -340,7 +345,7 @@ private:
         }
         if (rows_tail) {
             jmp(l_loaded, T_NEAR);
-            for (int i = r0 > 0 ? 0 : 1; i < blk; ++i) {
+            for (int i = 1; i < blk; ++i) {
                 L(l_zero[i]);
                 vpxord(row(i), row(i), row(i));
             }
@@ -647,12 +652,8 @@ private:
                 vmovdqu(r, key_.invert_cond ? pb : pa);
                 vpblendvb(r, r, key_.invert_cond ? pa : pb, vcond_);
             }
-            if (!cols_tail && key_.dt_prefetch) {
-                prefetcht2(ptr[reg_pa_ + reg_pf_ * 4]);
-                if (!key_.src1_scalar)
-                    prefetcht2(ptr[reg_pb_ + reg_pf_ * 4]);
-                prefetcht2(ptr[reg_pc_ + reg_pf_]);
-            }
+            if (!cols_tail && key_.dt_prefetch)
+                prefetch_row(*this, key_, reg_pc_, reg_pa_, reg_pb_, reg_pf_);
             if (i + 1 < 8) {
                 add(reg_pc_, reg_cs_);
                 add(reg_pa_, reg_as_);
