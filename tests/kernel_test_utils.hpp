@@ -400,6 +400,50 @@ struct guard_set {
     }
 };
 
+/// The want of a direct call of a kernel that writes a transposed dst
+/// (`Case`: key, bytes(op) and nd(), with invert_cond's src_0 the nd's
+/// src_1): ref_select into a copy of dst's bytes (gaps kept) and of the
+/// `extra` bytes after them, which must not change.
+template <typename Case>
+std::vector<uint8_t> transposed_want(const Case &c, const void *const *ptr,
+                                     size_t extra = 0) {
+    const auto *d = static_cast<const uint8_t *>(ptr[3]);
+    std::vector<uint8_t> want(d, d + c.bytes(si::op_dst) + extra);
+    const void *a = c.key.invert_cond ? ptr[2] : ptr[1];
+    const void *b = c.key.invert_cond ? ptr[1] : ptr[2];
+    si::ref_select(c.nd(), ptr[0], a, b, want.data(), 1);
+    return want;
+}
+
+/// One such call inside the guard pages, each operand at the end of its
+/// region or at its start: placed (a non-temporal dst over whole cache
+/// lines, its contract) and filled at random, then dst and the bytes after
+/// it up to its last line compared bit for bit with transposed_want.
+/// `make_args(ptr)` builds the call's arguments.
+template <typename Case, typename MakeArgs>
+::testing::AssertionResult
+transposed_call_against_guards(guard_set &gs, std::mt19937_64 &g, const Case &c,
+                               const si::select_kernel &kern, bool at_end,
+                               MakeArgs make_args) {
+    const bool nt = c.key.nt_stores != 0;
+    const void *ptr[4];
+    size_t most = 0;
+    for (int op = 0; op < 4; ++op) {
+        size_t span = c.bytes(op);
+        if (op == si::op_dst && nt)
+            span = (span + 63) / 64 * 64;
+        ptr[op] = gs.place(op, span, at_end);
+        most = std::max(most, c.bytes(op) + 64);
+    }
+    gs.fill(g, most);
+    const size_t dbytes = c.bytes(si::op_dst);
+    const size_t extra = nt ? (dbytes + 63) / 64 * 64 - dbytes : 0;
+    const auto want = transposed_want(c, ptr, extra);
+    const si::select_call_args a = make_args(ptr);
+    kern.fn()(&a);
+    return bytes_equal(ptr[3], want.data(), want.size(), c.key.elem_size);
+}
+
 // ---------------------------------------------------------------------------
 // N-d problems.
 

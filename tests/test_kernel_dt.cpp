@@ -32,6 +32,20 @@ std::vector<int> dt_widths(si::kernel_isa isa) {
     return { 4 };
 }
 
+/// Every key of the ISA's block kernels: each element size, inverted cond
+/// or not, src_1 a vector or one element per row, both store kinds, with
+/// and without the rows' prefetch.
+std::vector<si::kernel_key> all_dt_keys(si::kernel_isa isa) {
+    std::vector<si::kernel_key> keys;
+    for (int w : dt_widths(isa))
+        for (int inv = 0; inv < 2; ++inv)
+            for (int bs = 0; bs < 2; ++bs)
+                for (int nt = 0; nt < 2; ++nt)
+                    for (int pf = 0; pf < 2; ++pf)
+                        keys.push_back(dt_key(isa, w, inv, bs, nt, pf));
+    return keys;
+}
+
 /// One direct call: `rows` x `cols`, input row strides in bytes (0: one
 /// row for all), dst element (r, c) at c * dst_ld + r * w bytes, w the
 /// key's element bytes.
@@ -85,34 +99,15 @@ si::select_call_args dt_args(const dt_case &c, const void *const *ptr) {
                      c.dst_ld);
 }
 
-/// The case's want: ref_select into a copy of dst's bytes (gaps kept), and
-/// of the `extra` bytes after them, which must not change.
-std::vector<uint8_t> dt_want(const dt_case &c, const void *const *ptr,
-                             size_t extra = 0) {
-    const auto *d = static_cast<const uint8_t *>(ptr[3]);
-    std::vector<uint8_t> want(d, d + c.bytes(si::op_dst) + extra);
-    const void *a = c.key.invert_cond ? ptr[2] : ptr[1];
-    const void *b = c.key.invert_cond ? ptr[1] : ptr[2];
-    si::ref_select(c.nd(), ptr[0], a, b, want.data(), 1);
-    return want;
-}
-
 TEST_P(kernel_dt, KeysAndRefusals) {
     ASSERT_TRUE(jit()) << "instantiated for the JIT ISAs only";
-    for (int w : dt_widths(kisa()))
-        for (int inv = 0; inv < 2; ++inv)
-            for (int bs = 0; bs < 2; ++bs)
-                for (int nt = 0; nt < 2; ++nt)
-                    for (int pf = 0; pf < 2; ++pf) {
-                        const si::kernel_key k =
-                                dt_key(kisa(), w, inv, bs, nt, pf);
-                        EXPECT_TRUE(si::dst_transposed_supported(k))
-                                << si::kernel_name(k);
-                        const auto kern = si::create_jit_select_kernel(k);
-                        ASSERT_TRUE(kern);
-                        EXPECT_TRUE(kern->key() == k);
-                        EXPECT_EQ(kern->name(), si::kernel_name(k));
-                    }
+    for (const si::kernel_key &k : all_dt_keys(kisa())) {
+        EXPECT_TRUE(si::dst_transposed_supported(k)) << si::kernel_name(k);
+        const auto kern = si::create_jit_select_kernel(k);
+        ASSERT_TRUE(kern);
+        EXPECT_TRUE(kern->key() == k);
+        EXPECT_EQ(kern->name(), si::kernel_name(k));
+    }
     si::kernel_key ex = dt_key(si::kernel_isa::avx512_core, 4, 0, 0, 1);
     EXPECT_EQ(si::kernel_name(ex), "avx512_core_e4_cv_av_bv_dt_nt");
     EXPECT_EQ(
@@ -190,88 +185,59 @@ TEST_P(kernel_dt, BitExactAgainstGuards) {
     const int64_t max_pad = 7;
     guard_set gs(static_cast<size_t>((65 + max_pad) * (301 + 32) * 4));
     ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
-    for (int w : dt_widths(kisa()))
-        for (int inv = 0; inv < 2; ++inv)
-            for (int bs = 0; bs < 2; ++bs)
-                for (int nt = 0; nt < 2; ++nt)
-                    for (int pf = 0; pf < 2; ++pf) {
-                        const si::kernel_key k =
-                                dt_key(kisa(), w, inv, bs, nt, pf);
-                        const auto kern = si::create_jit_select_kernel(k);
-                        std::vector<std::pair<int64_t, int64_t>> shapes;
-                        if (w == 2) {
-                            // Every row tail by a few column counts, every
-                            // column tail by a few row counts.
-                            for (int64_t rows : counts2)
-                                for (int64_t cols : { 1, 16, 17, 31, 33, 64 })
-                                    shapes.emplace_back(rows, cols);
-                            for (int64_t rows : { 1, 16, 17, 31, 33, 65 })
-                                for (int64_t cols : col_counts2)
-                                    shapes.emplace_back(rows, cols);
-                        } else {
-                            for (int64_t rows : counts)
-                                for (int64_t cols : counts)
-                                    shapes.emplace_back(rows, cols);
-                        }
-                        for (int64_t rows : long_rows)
-                            for (int64_t cols : long_cols)
-                                shapes.emplace_back(rows, cols);
-                        for (const auto &[rows, cols] : shapes) {
-                            dt_case c;
-                            c.key = k;
-                            c.rows = rows;
-                            c.cols = cols;
-                            // Padded rows, or one row for all (a row
-                            // vector).
-                            const uint64_t r = g();
-                            c.stride[0] =
-                                    r % 5 == 0 ? 0 : cols + int64_t(r % 8);
-                            c.stride[1] =
-                                    (r >> 3) % 5 == 0
-                                            ? 0
-                                            : (cols + int64_t(r >> 6) % 8) * w;
-                            c.stride[2] =
-                                    bs ? ((r >> 9) % 2 ? w : 0)
-                                    : (r >> 9) % 5 == 0
-                                            ? 0
-                                            : (cols + int64_t(r >> 12) % 8) * w;
-                            // The nt variant's dst columns are whole lines
-                            // apart and dst starts one (its contract).
-                            c.dst_ld =
-                                    nt ? (rows * w + 63) / 64 * 64
-                                                    + int64_t(r >> 15) % 2 * 64
-                                       : (rows + int64_t(r >> 15) % 8) * w;
-                            for (bool at_end : { true, false }) {
-                                const void *ptr[4];
-                                for (int op = 0; op < 4; ++op) {
-                                    size_t span = c.bytes(op);
-                                    if (op == si::op_dst && nt)
-                                        span = (span + 63) / 64 * 64;
-                                    ptr[op] = gs.place(op, span, at_end);
-                                }
-                                size_t most = 0;
-                                for (int op = 0; op < 4; ++op)
-                                    most = std::max(most, c.bytes(op) + 64);
-                                gs.fill(g, most);
-                                // The nt variant's dst ends up to 62 bytes
-                                // before the guard: those must not change.
-                                const size_t extra =
-                                        nt ? (c.bytes(si::op_dst) + 63) / 64
-                                                                * 64
-                                                        - c.bytes(si::op_dst)
-                                           : 0;
-                                const auto want = dt_want(c, ptr, extra);
-                                const auto a = dt_args(c, ptr);
-                                kern->fn()(&a);
-                                KT_EXPECT(fails,
-                                          bytes_equal(ptr[3], want.data(),
-                                                      want.size(), w),
-                                          c.str()
-                                                  + (at_end ? " at end"
-                                                            : " at begin"));
-                            }
-                        }
-                    }
+    for (const si::kernel_key &k : all_dt_keys(kisa())) {
+        const int w = k.elem_size;
+        const bool bs = k.src1_scalar != 0;
+        const bool nt = k.nt_stores != 0;
+        const auto kern = si::create_jit_select_kernel(k);
+        std::vector<std::pair<int64_t, int64_t>> shapes;
+        if (w == 2) {
+            // Every row tail by a few column counts, every
+            // column tail by a few row counts.
+            for (int64_t rows : counts2)
+                for (int64_t cols : { 1, 16, 17, 31, 33, 64 })
+                    shapes.emplace_back(rows, cols);
+            for (int64_t rows : { 1, 16, 17, 31, 33, 65 })
+                for (int64_t cols : col_counts2)
+                    shapes.emplace_back(rows, cols);
+        } else {
+            for (int64_t rows : counts)
+                for (int64_t cols : counts)
+                    shapes.emplace_back(rows, cols);
+        }
+        for (int64_t rows : long_rows)
+            for (int64_t cols : long_cols)
+                shapes.emplace_back(rows, cols);
+        for (const auto &[rows, cols] : shapes) {
+            dt_case c;
+            c.key = k;
+            c.rows = rows;
+            c.cols = cols;
+            // Padded rows, or one row for all (a row
+            // vector).
+            const uint64_t r = g();
+            c.stride[0] = r % 5 == 0 ? 0 : cols + int64_t(r % 8);
+            c.stride[1] =
+                    (r >> 3) % 5 == 0 ? 0 : (cols + int64_t(r >> 6) % 8) * w;
+            c.stride[2] = bs ? ((r >> 9) % 2 ? w : 0)
+                          : (r >> 9) % 5 == 0
+                                  ? 0
+                                  : (cols + int64_t(r >> 12) % 8) * w;
+            // The nt variant's dst columns are whole lines
+            // apart and dst starts one (its contract).
+            c.dst_ld =
+                    nt ? (rows * w + 63) / 64 * 64 + int64_t(r >> 15) % 2 * 64
+                       : (rows + int64_t(r >> 15) % 8) * w;
+            for (bool at_end : { true, false })
+                KT_EXPECT(fails,
+                          transposed_call_against_guards(
+                                  gs, g, c, *kern, at_end,
+                                  [&](const void *const *ptr) {
+                                      return dt_args(c, ptr);
+                                  }),
+                          c.str() + (at_end ? " at end" : " at begin"));
+        }
+    }
 }
 
 TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
@@ -295,7 +261,7 @@ TEST_P(kernel_dt, CalleeSavedRegistersPreserved) {
             c.dst_ld = 192;
             const aligned_operands o([&](int op) { return c.bytes(op); }, g);
             const void *const *ptr = o.ptr;
-            const auto want = dt_want(c, ptr);
+            const auto want = transposed_want(c, ptr);
             const auto a = dt_args(c, ptr);
             const auto kern = si::create_jit_select_kernel(c.key);
             uint64_t out[8] = {};

@@ -110,20 +110,6 @@ si::select_call_args packed_args(const packed_case &c, const void *const *ptr) {
                      c.stride(2), c.dst_ld);
 }
 
-/// The case's want (a packed_case or an inter_case): ref_select into a
-/// copy of dst's bytes (gaps kept), and of the `extra` bytes after them,
-/// which must not change.
-template <typename Case>
-std::vector<uint8_t> case_want(const Case &c, const void *const *ptr,
-                               size_t extra = 0) {
-    const auto *d = static_cast<const uint8_t *>(ptr[3]);
-    std::vector<uint8_t> want(d, d + c.bytes(si::op_dst) + extra);
-    const void *a = c.key.invert_cond ? ptr[2] : ptr[1];
-    const void *b = c.key.invert_cond ? ptr[1] : ptr[2];
-    si::ref_select(c.nd(), ptr[0], a, b, want.data(), 1);
-    return want;
-}
-
 TEST_P(kernel_dt_packed, KeysAndRefusals) {
     ASSERT_TRUE(jit()) << "instantiated for the JIT ISAs only";
     for (int w : { 4, 8, 2, 1 })
@@ -214,33 +200,17 @@ TEST_P(kernel_dt_packed, BitExactAgainstGuards) {
                                     nt ? (rows * w + 63) / 64 * 64
                                                     + int64_t(r >> 8) % 2 * 64
                                        : (rows + int64_t(r >> 8) % 8) * w;
-                            for (bool at_end : { true, false }) {
-                                const void *ptr[4];
-                                for (int op = 0; op < 4; ++op) {
-                                    size_t span = c.bytes(op);
-                                    if (op == si::op_dst && nt)
-                                        span = (span + 63) / 64 * 64;
-                                    ptr[op] = gs.place(op, span, at_end);
-                                }
-                                size_t most = 0;
-                                for (int op = 0; op < 4; ++op)
-                                    most = std::max(most, c.bytes(op) + 64);
-                                gs.fill(g, most);
-                                const size_t extra =
-                                        nt ? (c.bytes(si::op_dst) + 63) / 64
-                                                                * 64
-                                                        - c.bytes(si::op_dst)
-                                           : 0;
-                                const auto want = case_want(c, ptr, extra);
-                                const auto a = packed_args(c, ptr);
-                                kern->fn()(&a);
+                            for (bool at_end : { true, false })
                                 KT_EXPECT(fails,
-                                          bytes_equal(ptr[3], want.data(),
-                                                      want.size(), w),
+                                          transposed_call_against_guards(
+                                                  gs, g, c, *kern, at_end,
+                                                  [&](const void *const *ptr) {
+                                                      return packed_args(c,
+                                                                         ptr);
+                                                  }),
                                           c.str()
                                                   + (at_end ? " at end"
                                                             : " at begin"));
-                            }
                         }
                     }
     }
@@ -273,7 +243,7 @@ TEST_P(kernel_dt_packed, CalleeSavedRegistersPreserved) {
             c.dst_ld = 320;
             const aligned_operands o([&](int op) { return c.bytes(op); }, g);
             const void *const *ptr = o.ptr;
-            const auto want = case_want(c, ptr);
+            const auto want = transposed_want(c, ptr);
             const auto a = packed_args(c, ptr);
             const auto kern = si::create_jit_select_kernel(c.key);
             uint64_t out[8] = {};
@@ -540,32 +510,16 @@ TEST_P(kernel_dt_packed, InterleavedBitExactAgainstGuards) {
                                             ? 0
                                             : (row + int64_t(x >> 3) % 9) * e;
                         }
-                        for (bool at_end : { true, false }) {
-                            const void *ptr[4];
-                            for (int op = 0; op < 4; ++op) {
-                                size_t span = c.bytes(op);
-                                if (op == si::op_dst && nt)
-                                    span = (span + 63) / 64 * 64;
-                                ptr[op] = gs.place(op, span, at_end);
-                            }
-                            size_t most = 0;
-                            for (int op = 0; op < 4; ++op)
-                                most = std::max(most, c.bytes(op) + 64);
-                            gs.fill(g, most);
-                            const size_t extra =
-                                    nt ? (c.bytes(si::op_dst) + 63) / 64 * 64
-                                                    - c.bytes(si::op_dst)
-                                       : 0;
-                            const auto want = case_want(c, ptr, extra);
-                            const auto args = inter_args(c, ptr);
-                            kern->fn()(&args);
+                        for (bool at_end : { true, false })
                             KT_EXPECT(fails,
-                                      bytes_equal(ptr[3], want.data(),
-                                                  want.size(), w),
+                                      transposed_call_against_guards(
+                                              gs, g, c, *kern, at_end,
+                                              [&](const void *const *ptr) {
+                                                  return inter_args(c, ptr);
+                                              }),
                                       c.str()
                                               + (at_end ? " at end"
                                                         : " at begin"));
-                        }
                     }
                 }
     }
@@ -595,7 +549,7 @@ TEST_P(kernel_dt_packed, InterleavedCalleeSavedRegistersPreserved) {
                 const aligned_operands o([&](int op) { return c.bytes(op); },
                                          g);
                 const void *const *ptr = o.ptr;
-                const auto want = case_want(c, ptr);
+                const auto want = transposed_want(c, ptr);
                 const auto a = inter_args(c, ptr);
                 const auto kern = si::create_jit_select_kernel(c.key);
                 uint64_t out[8] = {};
