@@ -80,18 +80,19 @@ bool cpu_has(kernel_isa isa) {
     return static_cast<int>(isa) <= static_cast<int>(best_cpu_isa());
 }
 
-bool cpu_is_amd_zen4() {
-    static const bool zen4 = [] {
+cpu_kind this_cpu_kind() {
+    static const cpu_kind kind = [] {
         const Xbyak::util::Cpu cpu;
-        return cpu.has(Xbyak::util::Cpu::tAMD) && cpu.displayFamily == 0x19
-               && best_cpu_isa() == kernel_isa::avx512_core;
+        if (!cpu.has(Xbyak::util::Cpu::tAMD))
+            return cpu_kind::other;
+        const bool avx512 = best_cpu_isa() == kernel_isa::avx512_core;
+        if (avx512 && cpu.displayFamily == 0x19)
+            return cpu_kind::amd_zen4;
+        if (avx512 && cpu.displayFamily == 0x1a)
+            return cpu_kind::amd_zen5;
+        return cpu_kind::amd;
     }();
-    return zen4;
-}
-
-bool cpu_is_amd() {
-    static const bool amd = Xbyak::util::Cpu().has(Xbyak::util::Cpu::tAMD);
-    return amd;
+    return kind;
 }
 
 bool cpu_has_prefetchw() {

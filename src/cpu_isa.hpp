@@ -16,14 +16,15 @@ bool cpu_has(kernel_isa isa);
 /// The best kernel ISA allowed by the cap and the CPU; freezes the cap.
 kernel_isa max_kernel_isa();
 
-/// An AMD family 19h CPU with AVX-512 (Zen 4), whose 512-bit operations run
-/// on 256-bit units. The transposing kernels' ISA depends on it
-/// (transpose_kernel_isa, dispatch.hpp).
-bool cpu_is_amd_zen4();
+/// The CPUs whose measurements the dispatcher's tuning tells apart
+/// (cpu_tuning, dispatch.hpp): AMD Zen 4 (family 19h with AVX-512, whose
+/// 512-bit operations run on 256-bit units), AMD Zen 5 (family 1Ah with
+/// AVX-512), other AMD CPUs (Zen 3 and before, later families) and every
+/// other x86 CPU (Intel's).
+enum class cpu_kind { other, amd, amd_zen4, amd_zen5 };
 
-/// An AMD CPU (any family). How a transposed dst's tiles split among
-/// threads depends on it (plan_tiles, dispatch.hpp).
-bool cpu_is_amd();
+/// This CPU's kind, from CPUID (the ISA cap does not change it).
+cpu_kind this_cpu_kind();
 
 /// The CPU runs PREFETCHW (CPUID PRFCHW), a prefetch with intent to write,
 /// rather than as a no-op. The AVX2 non-temporal row kernels emit it only

@@ -125,25 +125,60 @@ size_t select_touched_bytes(const select_nd &p) {
     return bytes[op_cond] + srcs + bytes[op_dst];
 }
 
+cpu_tuning tuning_of(cpu_kind k) {
+    cpu_tuning t;
+    switch (k) {
+        case cpu_kind::amd_zen4:
+            // docs/performance.md: "AVX2 transposes of 2- and 4-byte inputs
+            // on Zen 4", "Transposes of a few lines", "A transposed dst of
+            // 2-byte elements in one pass, and its rows prefetched".
+            t.ymm_input_transposes_words = true;
+            t.ymm_input_transposes_dwords = true;
+            t.split_permutes = true;
+            t.dt_words = true;
+            t.dt_prefetch_words = true;
+            t.dt_prefetch_dwords = true;
+            t.dst_rows_per_thread = false;
+            break;
+        case cpu_kind::amd_zen5:
+        case cpu_kind::amd:
+            // Zen 3 (AVX2 only; docs/performance.md, "A transposed dst's
+            // panels at 2 threads on AMD"); later families unmeasured.
+            t.dst_rows_per_thread = false;
+            break;
+        case cpu_kind::other: break;
+    }
+    return t;
+}
+
+const cpu_tuning &this_cpu_tuning() {
+    static const cpu_tuning t = tuning_of(this_cpu_kind());
+    return t;
+}
+
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
                                 int64_t rows, bool may_stream, bool carried,
-                                bool zen4) {
+                                const cpu_tuning &t) {
     if (isa == kernel_isa::avx512_core && operand != op_dst && elem_bytes > 1
         && rows * elem_bytes >= 32 && rows * elem_bytes < 64)
         return kernel_isa::avx2;
     if (carried && operand == op_dst && elem_bytes == 1
         && isa == kernel_isa::avx512_core)
         return kernel_isa::avx2;
-    if (zen4 && isa == kernel_isa::avx512_core && operand != op_dst
-        && !may_stream && (elem_bytes == 2 || elem_bytes == 4))
+    const bool ymm_input =
+            (elem_bytes == 2 && t.ymm_input_transposes_words)
+            || (elem_bytes == 4 && t.ymm_input_transposes_dwords);
+    if (ymm_input && isa == kernel_isa::avx512_core && operand != op_dst
+        && !may_stream)
         return kernel_isa::avx2;
     return isa;
 }
 
-int transpose_packed_lines(kernel_isa isa, int elem_bytes, bool nt, bool zen4) {
+int transpose_packed_lines(kernel_isa isa, int elem_bytes, bool nt,
+                           const cpu_tuning &t) {
     if (isa != kernel_isa::avx512_core)
         return 8;
-    if (zen4)
+    if (t.split_permutes)
         return elem_bytes == 1 ? 5 : 6;
     if (elem_bytes <= 2)
         return 7;
@@ -156,7 +191,7 @@ transpose_key tuned_transpose_key(kernel_isa isa, int elem_bytes, bool nt) {
     return { isa, static_cast<uint8_t>(elem_bytes),
              static_cast<uint8_t>(nt ? 1 : 0),
              static_cast<uint8_t>(transpose_packed_lines(isa, elem_bytes, nt,
-                                                         cpu_is_amd_zen4())) };
+                                                         this_cpu_tuning())) };
 }
 
 void transpose_block(const transpose_kernel &k, const transpose_call_args &a,
@@ -235,13 +270,13 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     plan.working_set = working_set;
     const nt_policy policy = nt_stores_policy();
     const bool may_stream = tiles_may_stream(f);
-    const bool zen4 = cpu_is_amd_zen4();
+    const cpu_tuning &tuning = this_cpu_tuning();
     for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::transposed) {
             const int w = operand_bytes(i, f.elem_size);
             plan.transpose[i] = get_transpose_kernel(tuned_transpose_key(
                     transpose_kernel_isa(isa, i, w, f.dims[f.ndims - 2],
-                                         may_stream, false, zen4),
+                                         may_stream, false, tuning),
                     w, false));
         }
     // A transposed dst and nothing else transposed: the kernel that writes
@@ -292,16 +327,13 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     if ((kdt.dt_cols || kdt.dt_rows) && f.elem_size == 1
         && kdt.isa == kernel_isa::avx512_core)
         kdt.isa = kernel_isa::avx2;
-    // The blocks, tuned on Zen 4 only (docs/performance.md, "A transposed
-    // dst of 2-byte elements in one pass"): there each row of a block
-    // prefetches its inputs ahead into L2, under either ISA, and 2-byte
-    // elements take the kernel too. On an Intel Xeon models of both had
-    // measured slower (a prefetch of the rows ahead, and a 2-byte
-    // single pass against the scratch path); other CPUs keep the kernel as
-    // it was measured on Intel until measured themselves.
+    // The blocks' 2-byte elements and row prefetch, per CPU (cpu_tuning).
     if (!kdt.dt_cols && !kdt.dt_rows) {
-        kdt.dt_prefetch = zen4 ? 1 : 0;
-        dt = dt && (zen4 || f.elem_size == 4);
+        kdt.dt_prefetch = (f.elem_size == 2 ? tuning.dt_prefetch_words
+                                            : tuning.dt_prefetch_dwords)
+                                  ? 1
+                                  : 0;
+        dt = dt && (f.elem_size == 4 || tuning.dt_words);
     }
     dt = dt
          && (kdt.dt_cols || kdt.dt_rows || f.dims[nd - 2] * f.elem_size >= 64)
@@ -322,7 +354,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             plan.transpose_dst_nt = get_transpose_kernel(tuned_transpose_key(
                     transpose_kernel_isa(isa, op_dst, f.elem_size,
                                          f.dims[nd - 2], false, off_lines,
-                                         zen4),
+                                         tuning),
                     f.elem_size, true));
             if (dt && (kdt.dt_rows || !off_lines)) {
                 kdt.nt_stores = 1;

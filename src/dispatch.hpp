@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "cpu_isa.hpp"
 #include "kernel_cache.hpp"
 #include "kernels/jit_transpose.hpp"
 #include "kernels/select_problem.hpp"
@@ -13,6 +14,36 @@
 
 namespace selgraph {
 namespace impl {
+
+/// The dispatcher's choices that measured differently on different CPUs
+/// (docs/performance.md has each measurement; cpu_kind, cpu_isa.hpp, names
+/// the CPUs). Every other rule holds on every CPU measured.
+struct cpu_tuning {
+    /// transpose_kernel_isa: an AVX-512 plan's inputs of 2 and of 4 bytes
+    /// whose tiles never stream are transposed by the AVX2 kernels.
+    bool ymm_input_transposes_words = false;
+    bool ymm_input_transposes_dwords = false;
+    /// transpose_packed_lines: 512-bit permutes take two passes, and
+    /// AVX-512's packed blocks stop at fewer lines.
+    bool split_permutes = false;
+    /// A transposed dst of 2-byte elements is written in one pass by the
+    /// block kernel (kernel_key::dst_transposed); 4-byte ones always are.
+    bool dt_words = false;
+    /// The block kernel's rows prefetch their inputs ahead
+    /// (kernel_key::dt_prefetch), for 2-byte and for 4-byte elements.
+    bool dt_prefetch_words = false;
+    bool dt_prefetch_dwords = false;
+    /// plan_tiles: a transposed dst of fewer matrices than threads is
+    /// split by its rows even where panels would balance the threads.
+    bool dst_rows_per_thread = true;
+};
+
+/// The tuning of a CPU of kind `k`: an Intel Xeon's (the one first
+/// measured) but where a CPU of that kind measured otherwise.
+cpu_tuning tuning_of(cpu_kind k);
+
+/// tuning_of(this_cpu_kind()).
+const cpu_tuning &this_cpu_tuning();
 
 /// What one execute ran: the row kernel (null: the reference kernel) and
 /// whether dst was stored non-temporally (by the row kernel's nt variant,
@@ -125,7 +156,8 @@ struct tile_shape {
 /// (each thread one column block) even where panels would balance the
 /// threads; otherwise by panels where they balance, by rows only where
 /// they do not. The first ran faster on an Intel Xeon, the second on AMD
-/// Zen 3 and Zen 4 (docs/performance.md): execute passes !cpu_is_amd().
+/// Zen 3 and Zen 4 (docs/performance.md): execute passes
+/// cpu_tuning::dst_rows_per_thread.
 tile_shape plan_tiles(const select_folded &f, int nthreads,
                       bool packed_dt = false, bool dst_rows_per_thread = true);
 
@@ -169,8 +201,9 @@ bool dst_block_staged(const select_folded &f);
 /// register tile"). Unmeasured on Intel, where the AVX2 tile also takes
 /// fewer shuffles per element.
 ///
-/// On Zen 4 (`zen4`), the inputs of 2 and 4 bytes of an AVX-512 plan whose
-/// tiles never stream are transposed by the AVX2 kernels: there they ran
+/// Where the tuning says so (`t.ymm_input_transposes_words` and `_dwords`:
+/// both on Zen 4), the inputs of 2 and 4 bytes of an AVX-512 plan whose
+/// tiles never stream are transposed by the AVX2 kernels: on Zen 4 they ran
 /// such layouts 1.05-1.29x (4 bytes) and 0.97-1.22x (2 bytes) as fast as
 /// with the AVX-512 ones, from the L3 and from DRAM, at 1 and 2 threads
 /// (docs/performance.md, layouts). Streamed tiles keep the plan's ISA:
@@ -190,21 +223,22 @@ bool dst_block_staged(const select_folded &f);
 /// Elsewhere the AVX-512 kernels are the ones measured.
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
                                 int64_t rows, bool may_stream, bool carried,
-                                bool zen4);
+                                const cpu_tuning &t);
 
 /// transpose_key::packed_lines for a transposing kernel of `isa` (elements
 /// of `elem_bytes` bytes, non-temporal stores where `nt`): the most lines
 /// its packed blocks ran faster than its register tiles, per CPU
 /// (docs/performance.md, packed transposes). AVX2: 8 (7 columns, the
-/// register tile's limit). AVX-512 on Zen 4 (`zen4`), whose 512-bit
-/// permutes take two passes: 6 (5 of 1-byte elements; 7 and 8 lines ran
-/// 0.42-0.94x the register tiles there). AVX-512 elsewhere (an Intel Xeon,
-/// where a permute is one pass): 7 for 1- and 2-byte elements (8 columns
+/// register tile's limit). AVX-512 where `t.split_permutes` (Zen 4, whose
+/// 512-bit permutes take two passes): 6 (5 of 1-byte elements; 7 and 8
+/// lines ran 0.42-0.94x the register tiles there). AVX-512 elsewhere (an Intel
+/// Xeon, where a permute is one pass): 7 for 1- and 2-byte elements (8 columns
 /// ran 0.84-0.99x), 8 for 4 and 8 bytes; the non-temporal kernels, which
 /// store dst from the packed blocks a vector per dst row, 5 for 4-byte
 /// and 2 for 8-byte elements (the register tiles' staged lines ran ahead
 /// from 6 and 3 lines on).
-int transpose_packed_lines(kernel_isa isa, int elem_bytes, bool nt, bool zen4);
+int transpose_packed_lines(kernel_isa isa, int elem_bytes, bool nt,
+                           const cpu_tuning &t);
 
 /// The key of the transposing kernel plan_select uses on this CPU for
 /// elements of `elem_bytes` bytes on `isa`, non-temporal where `nt`.

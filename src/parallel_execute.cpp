@@ -248,7 +248,7 @@ struct tiled_runner {
         }
         const tile_shape ts = plan_tiles(
                 f, nthreads, dt && (dt->key().dt_cols || dt->key().dt_rows),
-                !cpu_is_amd());
+                this_cpu_tuning().dst_rows_per_thread);
         tile_rows = ts.rows;
         tile_cols = ts.cols;
         strip = ts.strip > 0 ? ts.strip : ts.rows;

@@ -306,15 +306,17 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
                                           ? si::max_packed_lanes_avx2
                                           : si::max_packed_dt_cols);
                     const bool lines = c * w % 64 == 0 || interleaved;
-                    // 2-byte elements in blocks on AVX-512 where the CPU
-                    // is a Zen 4 (tuned there only), which also gets the
-                    // prefetching blocks under either ISA.
-                    const bool zen4 = si::cpu_is_amd_zen4();
+                    // 2-byte elements in blocks on AVX-512 where this
+                    // CPU's tuning takes them, and the prefetching blocks
+                    // under either ISA where it prefetches.
+                    const si::cpu_tuning &t = si::this_cpu_tuning();
                     const bool blocks =
                             c * w >= 64
                             && (w == 4
-                                || (zen4
+                                || (t.dt_words
                                     && kisa() == si::kernel_isa::avx512_core));
+                    const bool pf =
+                            w == 2 ? t.dt_prefetch_words : t.dt_prefetch_dwords;
                     const bool want_dt = blocks || interleaved;
                     const std::string desc = nd_str(p) + (nt ? " (nt)" : "");
                     KT_EXPECT(fails,
@@ -326,7 +328,7 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
                         KT_EXPECT(fails,
                                   ::testing::AssertionResult(
                                           plan.kernel_dt->key().dt_prefetch
-                                          == (zen4 ? 1 : 0))
+                                          == (pf ? 1 : 0))
                                           << plan.kernel_str(),
                                   desc);
                     }

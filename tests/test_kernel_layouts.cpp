@@ -381,7 +381,7 @@ TEST_P(kernel_layouts, PermutationOfDst) {
                                                               [big.folded.ndims
                                                                - 2],
                                                       false, carried,
-                                                      si::cpu_is_amd_zen4()),
+                                                      si::this_cpu_tuning()),
                                               static_cast<uint8_t>(p.elem_size),
                                               1 });
                             KT_EXPECT(fails,
@@ -955,12 +955,17 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                  { 1, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 65, 128, 2048 })
                 for (bool may_stream : { false, true })
                     for (bool carried : { false, true })
-                        for (bool zen4 : { false, true }) {
+                        for (si::cpu_kind k :
+                             { si::cpu_kind::other, si::cpu_kind::amd,
+                               si::cpu_kind::amd_zen4,
+                               si::cpu_kind::amd_zen5 }) {
+                            const si::cpu_tuning t = si::tuning_of(k);
                             const bool short_in = op != si::op_dst && w > 1
                                                   && rows * w >= 32
                                                   && rows * w < 64;
-                            const bool in_ymm = zen4 && op != si::op_dst
-                                                && !may_stream
+                            // Zen 4: inputs of 2 and 4 bytes.
+                            const bool in_ymm = op != si::op_dst && !may_stream
+                                                && k == si::cpu_kind::amd_zen4
                                                 && (w == 2 || w == 4);
                             const bool dst_ymm =
                                     carried && op == si::op_dst && w == 1;
@@ -969,16 +974,16 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                                     + std::to_string(w) + " rows "
                                     + std::to_string(rows)
                                     + (may_stream ? " stream" : "")
-                                    + (carried ? " carried" : "")
-                                    + (zen4 ? " zen4" : "");
+                                    + (carried ? " carried" : "") + " cpu kind "
+                                    + std::to_string(static_cast<int>(k));
                             EXPECT_EQ(si::transpose_kernel_isa(z, op, w, rows,
                                                                may_stream,
-                                                               carried, zen4),
+                                                               carried, t),
                                       short_in || in_ymm || dst_ymm ? y : z)
                                     << desc;
                             EXPECT_EQ(si::transpose_kernel_isa(y, op, w, rows,
                                                                may_stream,
-                                                               carried, zen4),
+                                                               carried, t),
                                       y)
                                     << desc;
                         }
@@ -1011,12 +1016,32 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
     }
 }
 
+TEST(kernel_layouts_tiles, CpuTuningPerKind) {
+    // Each CPU kind's choices as docs/performance.md records them measured:
+    // Intel's are the defaults; every AMD CPU splits a transposed dst of
+    // few matrices by panels; Zen 4 takes all of its own rules.
+    using C = si::cpu_kind;
+    for (C k : { C::other, C::amd, C::amd_zen4, C::amd_zen5 }) {
+        const si::cpu_tuning t = si::tuning_of(k);
+        const bool z4 = k == C::amd_zen4;
+        const std::string desc =
+                "cpu kind " + std::to_string(static_cast<int>(k));
+        EXPECT_EQ(t.ymm_input_transposes_words, z4) << desc;
+        EXPECT_EQ(t.ymm_input_transposes_dwords, z4) << desc;
+        EXPECT_EQ(t.split_permutes, z4) << desc;
+        EXPECT_EQ(t.dt_words, z4) << desc;
+        EXPECT_EQ(t.dt_prefetch_words, z4) << desc;
+        EXPECT_EQ(t.dt_prefetch_dwords, z4) << desc;
+        EXPECT_EQ(t.dst_rows_per_thread, k == C::other) << desc;
+    }
+}
+
 TEST_P(kernel_layouts, TransposingKernelsOfAPlan) {
     // plan_select names the transposing kernels the rule gives for this
     // CPU: L4's geometry (src_0 channels-last, panels) and a streamed one.
     if (!jit())
         GTEST_SKIP() << "no transposing kernels for the reference ISA";
-    const bool zen4 = si::cpu_is_amd_zen4();
+    const si::cpu_tuning &t = si::this_cpu_tuning();
     for (int w : { 1, 2, 4, 8 })
         for (const dims_t &d :
              { dims_t { 4, 128, 56, 56 }, dims_t { 4, 16, 32, 64 } }) {
@@ -1029,7 +1054,7 @@ TEST_P(kernel_layouts, TransposingKernelsOfAPlan) {
             EXPECT_EQ(may, d[1] == 16) << si::folded2str(plan.folded);
             const si::kernel_isa want = si::transpose_kernel_isa(
                     kisa(), si::op_src0, w,
-                    plan.folded.dims[plan.folded.ndims - 2], may, false, zen4);
+                    plan.folded.dims[plan.folded.ndims - 2], may, false, t);
             EXPECT_EQ(plan.transpose[si::op_src0]->name(),
                       si::transpose_kernel_name(
                               { want, static_cast<uint8_t>(w) }))

@@ -126,7 +126,7 @@ TEST_P(kernel_layouts_guard, CarriedDstLinesAgainstGuards) {
                         const si::kernel_isa want = si::transpose_kernel_isa(
                                 kisa(), si::op_dst, w,
                                 plan.folded.dims[plan.folded.ndims - 2], false,
-                                true, si::cpu_is_amd_zen4());
+                                true, si::this_cpu_tuning());
                         const std::string name = si::transpose_kernel_name(
                                 { want, static_cast<uint8_t>(w), 1 });
                         KT_EXPECT(fails,
@@ -523,7 +523,7 @@ TEST_P(kernel_layouts_guard, ShortTileDimsAgainstGuards) {
                         const si::kernel_isa want = si::transpose_kernel_isa(
                                 kisa(), op, wt, f.dims[f.ndims - 2],
                                 si::tiles_may_stream(f), false,
-                                si::cpu_is_amd_zen4());
+                                si::this_cpu_tuning());
                         KT_EXPECT(
                                 fails,
                                 ::testing::AssertionResult(

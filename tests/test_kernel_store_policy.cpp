@@ -449,7 +449,8 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
             std::string(si::kernel_isa2str(kisa())) + "_tr_e4";
     // The kernel writing dst itself; it prefetches on Zen 4 (dispatch.cpp).
     const std::string dt_name =
-            isa + "_e4_cv_av_bv_dt" + (si::cpu_is_amd_zen4() ? "_pf" : "");
+            isa + "_e4_cv_av_bv_dt"
+            + (si::this_cpu_tuning().dt_prefetch_dwords ? "_pf" : "");
     ASSERT_TRUE(ran.kernel);
     const bool by_dt = !ran.nt;
     EXPECT_EQ(ran.kernel, by_dt ? tbig.kernel_dt.get() : tbig.kernel.get());
