@@ -1,9 +1,9 @@
 #include "dispatch.hpp"
 
-#include <algorithm>
 #include "broadcast.hpp"
 #include "cpu_isa.hpp"
 #include "kernels/jit_select.hpp"
+#include <algorithm>
 
 namespace selgraph {
 namespace impl {
@@ -141,6 +141,14 @@ cpu_tuning tuning_of(cpu_kind k) {
             t.dst_rows_per_thread = false;
             break;
         case cpu_kind::amd_zen5:
+            // docs/performance.md, "AMD EPYC Zen 5, 2 vCPUs": Zen 4's
+            // rules one by one. Only its 4-byte input transposes ran
+            // faster; 2-byte ones, the packed blocks' shorter limits and
+            // the prefetching dst blocks ran slower, and 2-byte dst blocks
+            // faster from the caches but slower from DRAM.
+            t.ymm_input_transposes_dwords = true;
+            t.dst_rows_per_thread = false;
+            break;
         case cpu_kind::amd:
             // Zen 3 (AVX2 only; docs/performance.md, "A transposed dst's
             // panels at 2 threads on AMD"); later families unmeasured.

@@ -202,11 +202,14 @@ bool dst_block_staged(const select_folded &f);
 /// fewer shuffles per element.
 ///
 /// Where the tuning says so (`t.ymm_input_transposes_words` and `_dwords`:
-/// both on Zen 4), the inputs of 2 and 4 bytes of an AVX-512 plan whose
-/// tiles never stream are transposed by the AVX2 kernels: on Zen 4 they ran
-/// such layouts 1.05-1.29x (4 bytes) and 0.97-1.22x (2 bytes) as fast as
-/// with the AVX-512 ones, from the L3 and from DRAM, at 1 and 2 threads
-/// (docs/performance.md, layouts). Streamed tiles keep the plan's ISA:
+/// both on Zen 4; 4 bytes on Zen 5), the inputs of 2 and 4 bytes of an
+/// AVX-512 plan whose tiles never stream are transposed by the AVX2
+/// kernels: on Zen 4 they ran such layouts 1.05-1.29x (4 bytes) and
+/// 0.97-1.22x (2 bytes) as fast as with the AVX-512 ones, from the L3 and
+/// from DRAM, at 1 and 2 threads (docs/performance.md, layouts); on Zen 5
+/// 4-byte ones ran L6, L11 and L22 1.15-1.40x as fast from the L3, from
+/// DRAM and at 2 threads, L14 1.1x, L4 and L9 0.95-1.0x; 2-byte ones
+/// 0.8-1.1x (L4 bf16 0.82x). Streamed tiles keep the plan's ISA:
 /// their strips are one AVX-512 register tile tall, and the AVX2 kernels
 /// ran them slower.
 ///

@@ -942,8 +942,9 @@ TEST(kernel_layouts_tiles, StreamingTiles) {
 TEST(kernel_layouts_tiles, TransposingKernelIsa) {
     // The rules (src/dispatch.hpp): on every CPU, an AVX-512 plan's
     // transposed input of 2 to 8 bytes whose tile dim holds 32 to 63 bytes
-    // of each line uses the AVX2 kernel; on Zen 4 only, so do an AVX-512 plan's
-    // transposed inputs of 2 and 4 bytes whose tiles never stream; on
+    // of each line uses the AVX2 kernel; on Zen 4, so do an AVX-512 plan's
+    // transposed inputs of 2 and 4 bytes whose tiles never stream, and on
+    // Zen 5 those of 4 bytes; on
     // every CPU, dst's carried transpose of 1-byte elements in an AVX-512
     // plan does. dst otherwise, 8-byte elements of longer tiles, streamed
     // tiles and every other CPU keep the plan's ISA.
@@ -963,10 +964,13 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                             const bool short_in = op != si::op_dst && w > 1
                                                   && rows * w >= 32
                                                   && rows * w < 64;
-                            // Zen 4: inputs of 2 and 4 bytes.
-                            const bool in_ymm = op != si::op_dst && !may_stream
-                                                && k == si::cpu_kind::amd_zen4
-                                                && (w == 2 || w == 4);
+                            // Zen 4: inputs of 2 and 4 bytes; Zen 5: of 4.
+                            const bool in_ymm =
+                                    op != si::op_dst && !may_stream
+                                    && ((k == si::cpu_kind::amd_zen4
+                                         && (w == 2 || w == 4))
+                                        || (k == si::cpu_kind::amd_zen5
+                                            && w == 4));
                             const bool dst_ymm =
                                     carried && op == si::op_dst && w == 1;
                             const std::string desc =
@@ -1019,15 +1023,16 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
 TEST(kernel_layouts_tiles, CpuTuningPerKind) {
     // Each CPU kind's choices as docs/performance.md records them measured:
     // Intel's are the defaults; every AMD CPU splits a transposed dst of
-    // few matrices by panels; Zen 4 takes all of its own rules.
+    // few matrices by panels; Zen 4 takes all of its own rules; Zen 5 only
+    // the AVX2 transposes of 4-byte inputs.
     using C = si::cpu_kind;
     for (C k : { C::other, C::amd, C::amd_zen4, C::amd_zen5 }) {
         const si::cpu_tuning t = si::tuning_of(k);
-        const bool z4 = k == C::amd_zen4;
+        const bool z4 = k == C::amd_zen4, z5 = k == C::amd_zen5;
         const std::string desc =
                 "cpu kind " + std::to_string(static_cast<int>(k));
         EXPECT_EQ(t.ymm_input_transposes_words, z4) << desc;
-        EXPECT_EQ(t.ymm_input_transposes_dwords, z4) << desc;
+        EXPECT_EQ(t.ymm_input_transposes_dwords, z4 || z5) << desc;
         EXPECT_EQ(t.split_permutes, z4) << desc;
         EXPECT_EQ(t.dt_words, z4) << desc;
         EXPECT_EQ(t.dt_prefetch_words, z4) << desc;
