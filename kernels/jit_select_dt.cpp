@@ -48,8 +48,9 @@
 // rows at a time: on [2048, 2048] (rows 4 KiB apart, all in one L1 set)
 // the second half of each line had been evicted by the time it was read,
 // and the kernel ran 1.5x longer than the scratch path (docs/performance.md).
-// Measured on Zen 4 only, where it runs (the dispatcher's choice); on an
-// Intel Xeon an intrinsics model of it had run slower than the scratch path.
+// It runs on Zen 4 only (the dispatcher's choice, cpu_tuning): on an Intel
+// Xeon an intrinsics model of it had run slower than the scratch path, and
+// on Zen 5 it ran faster from the caches but slower from DRAM.
 //
 // Non-temporal variant: the pieces of full row blocks are streamed
 // (vmovntdq); the caller guarantees dst and dst_stride are multiples of 64

@@ -80,17 +80,22 @@ bool cpu_has(kernel_isa isa) {
     return static_cast<int>(isa) <= static_cast<int>(best_cpu_isa());
 }
 
+cpu_kind cpu_kind_of(bool amd, unsigned family, bool avx512) {
+    if (!amd)
+        return cpu_kind::other;
+    if (avx512 && family == 0x19)
+        return cpu_kind::amd_zen4;
+    if (avx512 && family == 0x1a)
+        return cpu_kind::amd_zen5;
+    return cpu_kind::amd;
+}
+
 cpu_kind this_cpu_kind() {
     static const cpu_kind kind = [] {
         const Xbyak::util::Cpu cpu;
-        if (!cpu.has(Xbyak::util::Cpu::tAMD))
-            return cpu_kind::other;
-        const bool avx512 = best_cpu_isa() == kernel_isa::avx512_core;
-        if (avx512 && cpu.displayFamily == 0x19)
-            return cpu_kind::amd_zen4;
-        if (avx512 && cpu.displayFamily == 0x1a)
-            return cpu_kind::amd_zen5;
-        return cpu_kind::amd;
+        return cpu_kind_of(cpu.has(Xbyak::util::Cpu::tAMD),
+                           static_cast<unsigned>(cpu.displayFamily),
+                           best_cpu_isa() == kernel_isa::avx512_core);
     }();
     return kind;
 }

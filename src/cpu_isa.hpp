@@ -23,6 +23,10 @@ kernel_isa max_kernel_isa();
 /// other x86 CPU (Intel's).
 enum class cpu_kind { other, amd, amd_zen4, amd_zen5 };
 
+/// The kind of a CPU from its vendor (`amd`), CPUID display family and
+/// whether it runs the AVX-512 kernels.
+cpu_kind cpu_kind_of(bool amd, unsigned family, bool avx512);
+
 /// This CPU's kind, from CPUID (the ISA cap does not change it).
 cpu_kind this_cpu_kind();
 

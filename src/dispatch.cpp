@@ -1,9 +1,9 @@
 #include "dispatch.hpp"
 
+#include <algorithm>
 #include "broadcast.hpp"
 #include "cpu_isa.hpp"
 #include "kernels/jit_select.hpp"
-#include <algorithm>
 
 namespace selgraph {
 namespace impl {
@@ -145,13 +145,16 @@ cpu_tuning tuning_of(cpu_kind k) {
             // rules one by one. Only its 4-byte input transposes ran
             // faster; 2-byte ones, the packed blocks' shorter limits and
             // the prefetching dst blocks ran slower, and 2-byte dst blocks
-            // faster from the caches but slower from DRAM.
+            // faster from the caches but slower from DRAM. The panel
+            // split of a transposed dst ran faster there too (L12 from
+            // DRAM at 2 threads).
             t.ymm_input_transposes_dwords = true;
             t.dst_rows_per_thread = false;
             break;
         case cpu_kind::amd:
             // Zen 3 (AVX2 only; docs/performance.md, "A transposed dst's
-            // panels at 2 threads on AMD"); later families unmeasured.
+            // panels at 2 threads on AMD"); later families, and Zen 4 and
+            // 5 whose AVX-512 the OS or hypervisor hides, unmeasured.
             t.dst_rows_per_thread = false;
             break;
         case cpu_kind::other: break;

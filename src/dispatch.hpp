@@ -26,8 +26,9 @@ struct cpu_tuning {
     /// transpose_packed_lines: 512-bit permutes take two passes, and
     /// AVX-512's packed blocks stop at fewer lines.
     bool split_permutes = false;
-    /// A transposed dst of 2-byte elements is written in one pass by the
-    /// block kernel (kernel_key::dst_transposed); 4-byte ones always are.
+    /// An AVX-512 plan's transposed dst of 2-byte elements is written in
+    /// one pass by the block kernel (kernel_key::dst_transposed), where its
+    /// other conditions hold (plan_unstaged); 4-byte ones are on every CPU.
     bool dt_words = false;
     /// The block kernel's rows prefetch their inputs ahead
     /// (kernel_key::dt_prefetch), for 2-byte and for 4-byte elements.
@@ -156,7 +157,7 @@ struct tile_shape {
 /// (each thread one column block) even where panels would balance the
 /// threads; otherwise by panels where they balance, by rows only where
 /// they do not. The first ran faster on an Intel Xeon, the second on AMD
-/// Zen 3 and Zen 4 (docs/performance.md): execute passes
+/// Zen 3, Zen 4 and Zen 5 (docs/performance.md): execute passes
 /// cpu_tuning::dst_rows_per_thread.
 tile_shape plan_tiles(const select_folded &f, int nthreads,
                       bool packed_dt = false, bool dst_rows_per_thread = true);
@@ -208,7 +209,7 @@ bool dst_block_staged(const select_folded &f);
 /// 0.97-1.22x (2 bytes) as fast as with the AVX-512 ones, from the L3 and
 /// from DRAM, at 1 and 2 threads (docs/performance.md, layouts); on Zen 5
 /// 4-byte ones ran L6, L11 and L22 1.15-1.40x as fast from the L3, from
-/// DRAM and at 2 threads, L14 1.1x, L4 and L9 0.95-1.0x; 2-byte ones
+/// DRAM and at 2 threads, L14 1.1x, L4 and L9 0.92-1.03x; 2-byte ones
 /// 0.8-1.1x (L4 bf16 0.82x). Streamed tiles keep the plan's ISA:
 /// their strips are one AVX-512 register tile tall, and the AVX2 kernels
 /// ran them slower.

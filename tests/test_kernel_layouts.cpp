@@ -944,10 +944,10 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
     // transposed input of 2 to 8 bytes whose tile dim holds 32 to 63 bytes
     // of each line uses the AVX2 kernel; on Zen 4, so do an AVX-512 plan's
     // transposed inputs of 2 and 4 bytes whose tiles never stream, and on
-    // Zen 5 those of 4 bytes; on
-    // every CPU, dst's carried transpose of 1-byte elements in an AVX-512
-    // plan does. dst otherwise, 8-byte elements of longer tiles, streamed
-    // tiles and every other CPU keep the plan's ISA.
+    // Zen 5 those of 4 bytes; on every CPU, dst's carried transpose of
+    // 1-byte elements in an AVX-512 plan does. dst otherwise, 8-byte
+    // elements of longer tiles, streamed tiles and every other CPU keep the
+    // plan's ISA.
     using K = si::kernel_isa;
     const K z = K::avx512_core, y = K::avx2;
     for (int op = 0; op < 4; ++op)
@@ -1018,6 +1018,21 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
             EXPECT_TRUE(c.may || !si::plan_tiles(f, nthr).stream)
                     << si::folded2str(f) << " nthreads " << nthr;
     }
+}
+
+TEST(kernel_layouts_tiles, CpuKindOfVendorAndFamily) {
+    // Zen 4 is AMD family 19h with AVX-512 (Zen 3 shares the family without
+    // it), Zen 5 family 1Ah with AVX-512; every other AMD CPU is `amd`, and
+    // every other vendor `other`, whatever its family.
+    using C = si::cpu_kind;
+    EXPECT_EQ(si::cpu_kind_of(false, 6, true), C::other);
+    EXPECT_EQ(si::cpu_kind_of(false, 0x19, true), C::other);
+    EXPECT_EQ(si::cpu_kind_of(true, 0x17, false), C::amd);
+    EXPECT_EQ(si::cpu_kind_of(true, 0x19, false), C::amd);
+    EXPECT_EQ(si::cpu_kind_of(true, 0x19, true), C::amd_zen4);
+    EXPECT_EQ(si::cpu_kind_of(true, 0x1a, true), C::amd_zen5);
+    EXPECT_EQ(si::cpu_kind_of(true, 0x1a, false), C::amd);
+    EXPECT_EQ(si::cpu_kind_of(true, 0x1b, true), C::amd);
 }
 
 TEST(kernel_layouts_tiles, CpuTuningPerKind) {
