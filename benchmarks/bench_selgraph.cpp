@@ -119,7 +119,8 @@ std::string selgraph_select::plan_label(cpu_isa isa) const {
                                      has_strides_ ? &strides_ : nullptr);
     const si::scoped_isa_cap cap(isa);
     const si::select_plan plan = si::plan_select(nd, working_set);
-    // "auto": execute measures both store kinds (store_policy.hpp).
+    // "auto": execute measures the plan's store kinds (store_policy.hpp,
+    // select_plan::store_kinds).
     return describe(plan) + " stores="
            + (plan.tuner      ? "auto"
               : plan.has_nt() ? "nt"

@@ -298,7 +298,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     // streamed whole; on other columns ([2047, 2047], 197-element lines)
     // non-temporal stores are the dst transpose's, which carries partial lines
     // from strip to strip (tiled_runner::dst_carry), and the store policy times
-    // the two.
+    // the plan's kinds (select_plan::store_kinds).
     //
     // Rows of 2 to 15 elements (the channels of channels-last pixels into
     // a channels-first dst, L16) take the packed kernel instead, where the
@@ -378,7 +378,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         }
         // auto: measured per partition; always: no tuner, nt stores.
         if (policy == nt_policy::auto_)
-            plan.tuner = std::make_shared<store_tuner>();
+            plan.tuner = std::make_shared<store_tuner>(plan.store_kinds());
     }
     plan.isa = isa;
     plan.cache_hit = hit;

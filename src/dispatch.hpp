@@ -48,7 +48,7 @@ const cpu_tuning &this_cpu_tuning();
 
 /// What one execute ran: the row kernel (null: the reference kernel) and
 /// whether dst was stored non-temporally (by the row kernel's nt variant,
-/// or by a transposed dst's nt transpose).
+/// by a transposed dst's nt transpose, or by kernel_dt_nt).
 struct executed {
     const select_kernel *kernel = nullptr;
     bool nt = false;
@@ -60,9 +60,11 @@ struct select_plan {
     bool swap = false;    ///< the kernel's src_0 is the user's src_1
     kernel_ptr kernel;    ///< null: the reference kernel runs
     kernel_ptr kernel_nt; ///< non-temporal variant, for large outputs
-    /// Chooses between the regular and the non-temporal variant of what
-    /// stores dst (shared by the copies of a compiled partition); set with
-    /// kernel_nt or transpose_dst_nt.
+    /// Chooses among the plan's store_kinds() (the regular and the
+    /// non-temporal variant of what stores dst, and for a transposed dst
+    /// that kernel_dt writes, dst's transposes from the scratch) (shared
+    /// by the copies of a compiled partition); set with kernel_nt or
+    /// transpose_dst_nt, under the auto policy.
     std::shared_ptr<store_tuner> tuner;
     /// Per operand (folded order), the transposing kernel of an operand
     /// whose mode is transposed; null otherwise.
@@ -78,7 +80,8 @@ struct select_plan {
     /// non-temporal variant where the plan has one and dst's columns lie a
     /// multiple of 64 bytes apart. The tiled runner calls it in place of the
     /// row kernel and dst's transpose (which the plan keeps, for nt stores
-    /// where kernel_dt_nt is null).
+    /// where kernel_dt_nt is null, and for store_kind::regular_transpose and
+    /// nt_transpose).
     kernel_ptr kernel_dt;
     kernel_ptr kernel_dt_nt;
 
@@ -100,6 +103,21 @@ struct select_plan {
 
     /// The plan has a non-temporal way of storing dst.
     bool has_nt() const { return kernel_nt || transpose_dst_nt; }
+    /// The store kinds the plan can run (store_kind_bit): regular; nt
+    /// where has_nt(); where kernel_dt writes a transposed dst,
+    /// regular_transpose, and nt_transpose where kernel_dt_nt streams it
+    /// (dst's transposes from the scratch, in place of kernel_dt). The
+    /// tuner chooses among them.
+    unsigned store_kinds() const {
+        unsigned k = store_kind_bit(store_kind::regular);
+        if (has_nt())
+            k |= store_kind_bit(store_kind::nt);
+        if (kernel_dt)
+            k |= store_kind_bit(store_kind::regular_transpose);
+        if (kernel_dt_nt && transpose_dst_nt)
+            k |= store_kind_bit(store_kind::nt_transpose);
+        return k;
+    }
     size_t working_set = 0; ///< bytes an execute touches
     bool cache_hit = false; ///< every kernel came from the cache
 
@@ -124,8 +142,9 @@ struct select_plan {
 /// Folds `p`, picks the ISA and the kernel variant. `working_set` is the
 /// bytes the op touches (select_touched_bytes): from nt_candidate_bytes()
 /// on, the plan also carries the non-temporal kernel and a store_tuner
-/// (store_policy.hpp). Where no fold of `p` runs a JIT kernel, inputs are
-/// staged (select_plan::staged) where that lets one run.
+/// (store_policy.hpp) over its store_kinds(). Where no fold of `p` runs a
+/// JIT kernel, inputs are staged (select_plan::staged) where that lets one
+/// run.
 select_plan plan_select(const select_nd &p, size_t working_set);
 
 /// Bytes one execute of `p` touches: every distinct element of cond, of the
@@ -268,8 +287,16 @@ constexpr int64_t transpose_chunk_bytes = 16 * 1024;
 void transpose_block(const transpose_kernel &k, const transpose_call_args &a,
                      int64_t w);
 
-/// Store kinds an execute may be forced to (tests, benchmark diagnostics).
-enum class store_override { none, regular, nt };
+/// Store kinds an execute may be forced to (tests, benchmark diagnostics):
+/// each store_kind. Where the plan lacks the kind, nt_transpose runs nt
+/// and regular_transpose regular.
+enum class store_override {
+    none,
+    regular,
+    nt,
+    nt_transpose,
+    regular_transpose
+};
 
 /// Runs a plan: the JIT kernel over threads, or the reference kernel.
 /// nthreads <= 0: the OpenMP default. `stores` forces a store kind (nt only

@@ -1040,11 +1040,13 @@ int plan_threads(const select_plan &plan, int nthreads) {
 }
 
 namespace {
-// Runs the JIT kernel of `plan` (non-temporal variant if `nt`) over `nthr`
-// threads; returns the row kernel that ran.
+// Runs the JIT kernel of `plan` over `nthr` threads, storing dst the way
+// `stores` says; returns the row kernel that ran.
 const select_kernel *run_plan(const select_plan &plan, const void *cond,
                               const void *src0, const void *src1, void *dst,
-                              int nthr, bool nt) {
+                              int nthr, store_kind stores) {
+    const bool nt =
+            stores == store_kind::nt || stores == store_kind::nt_transpose;
     const select_folded &f = plan.folded;
     const int64_t inner = f.inner();
     const int64_t rows = f.rows();
@@ -1088,9 +1090,13 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
     if (f.has_transposed()) {
         // A transposed dst written by the kernel itself, where the plan
         // has one for the store kind picked (no nt variant on columns off
-        // the cache lines: dst's nt transpose then stores it).
-        const select_kernel *dt =
-                nt ? plan.kernel_dt_nt.get() : plan.kernel_dt.get();
+        // the cache lines: dst's nt transpose then stores it), or dst's
+        // transpose from the scratch where the kind says so.
+        const bool by_transpose = stores == store_kind::nt_transpose
+                                  || stores == store_kind::regular_transpose;
+        const select_kernel *dt = by_transpose ? nullptr
+                                  : nt         ? plan.kernel_dt_nt.get()
+                                               : plan.kernel_dt.get();
         const transpose_kernel *const tr[n_operands] = {
             plan.transpose[op_cond], plan.transpose[a], plan.transpose[b],
             nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
@@ -1167,7 +1173,17 @@ namespace {
 // when the policy times it.
 store_kind pick_stores(const select_plan &plan, int team, const void *dst,
                        store_override stores, int &ticket) {
-    ticket = -1;
+    static_assert(
+            static_cast<int>(store_override::regular_transpose)
+                    == 1 + static_cast<int>(store_kind::regular_transpose),
+            "store_override names each store_kind");
+    const unsigned kinds = plan.store_kinds();
+    // A forced kind the plan lacks: the same stores by its own kernel.
+    const auto forced = [&](store_kind k, store_kind instead) {
+        return kinds & store_kind_bit(k) ? k : instead;
+    };
+    if (stores == store_override::regular_transpose)
+        return forced(store_kind::regular_transpose, store_kind::regular);
     // The non-temporal kernels align dst to vectors themselves, from any
     // element-aligned dst (a transpose falls back to regular stores where
     // dst is not aligned to 64 bytes).
@@ -1177,6 +1193,8 @@ store_kind pick_stores(const select_plan &plan, int team, const void *dst,
                    != 0
         || stores == store_override::regular)
         return store_kind::regular;
+    if (stores == store_override::nt_transpose)
+        return forced(store_kind::nt_transpose, store_kind::nt);
     if (stores == store_override::nt || !plan.tuner)
         return store_kind::nt;
     return plan.tuner->start(team, ticket);
@@ -1227,27 +1245,32 @@ executed execute_plan(const select_plan &plan, const select_nd &p,
     }
     const int nthr = plan_threads(plan, nthreads);
     int ticket = -1;
-    const bool nt =
-            pick_stores(plan, nthr, dst, stores, ticket) == store_kind::nt;
+    const store_kind kind = pick_stores(plan, nthr, dst, stores, ticket);
     const auto t0 = ticket >= 0 ? std::chrono::steady_clock::now()
                                 : std::chrono::steady_clock::time_point();
-    const select_kernel *used = run_plan(plan, cond, src0, src1, dst, nthr, nt);
+    const select_kernel *used =
+            run_plan(plan, cond, src0, src1, dst, nthr, kind);
     if (ticket >= 0
         && plan.tuner->finish(ticket,
                               std::chrono::duration<double>(
                                       std::chrono::steady_clock::now() - t0)
                                       .count())
         && verbose_level() >= 2) {
-        double reg = 0, ntt = 0;
-        plan.tuner->last_window(reg, ntt);
-        verbose_print(
-                std::string("selgraph_verbose,tune,cpu,select,")
-                + plan.kernel_str() + ",threads:" + std::to_string(nthr)
-                + ",regular:" + std::to_string(reg * 1e3)
-                + " nt:" + std::to_string(ntt * 1e3) + ",stores:"
-                + (plan.tuner->current() == store_kind::nt ? "nt" : "regular"));
+        std::string times;
+        for (int k = 0; k < n_store_kinds; ++k) {
+            const auto kind_k = static_cast<store_kind>(k);
+            if (plan.tuner->kinds() & store_kind_bit(kind_k))
+                times +=
+                        std::string(times.empty() ? "" : " ")
+                        + store_kind_name(kind_k) + ":"
+                        + std::to_string(plan.tuner->last_window(kind_k) * 1e3);
+        }
+        verbose_print(std::string("selgraph_verbose,tune,cpu,select,")
+                      + plan.kernel_str() + ",threads:" + std::to_string(nthr)
+                      + "," + times
+                      + ",stores:" + store_kind_name(plan.tuner->current()));
     }
-    return { used, nt };
+    return { used, kind == store_kind::nt || kind == store_kind::nt_transpose };
 }
 
 } // namespace impl

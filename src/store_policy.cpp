@@ -38,7 +38,51 @@ double median(double *v, int n) {
 
 } // namespace
 
-// Tickets: the phase (0, 1, 2) of a window's execute, or monitor_ticket +
+const char *store_kind_name(store_kind k) {
+    switch (k) {
+        case store_kind::regular: return "regular";
+        case store_kind::nt: return "nt";
+        case store_kind::nt_transpose: return "nt_transpose";
+        case store_kind::regular_transpose: return "regular_transpose";
+    }
+    return "?";
+}
+
+namespace {
+
+unsigned valid_kinds(unsigned kinds) {
+    kinds &= (1u << n_store_kinds) - 1;
+    kinds |= store_kind_bit(store_kind::regular);
+    if (kinds == store_kind_bit(store_kind::regular))
+        kinds |= store_kind_bit(store_kind::nt);
+    return kinds;
+}
+
+int popcount(unsigned v) {
+    int n = 0;
+    for (; v; v &= v - 1)
+        ++n;
+    return n;
+}
+
+} // namespace
+
+store_tuner::store_tuner(unsigned kinds)
+    : kinds_(valid_kinds(kinds))
+    , ways_(popcount(kinds_)) {}
+
+int store_tuner::phase_kind(int phase) const {
+    if (phase == 0 || phase == ways_)
+        return first_;
+    // Phase i (1 .. ways - 1): the i-th of the other kinds, in kind order.
+    int i = 0;
+    for (int k = 0; k < n_store_kinds; ++k)
+        if (k != first_ && ((kinds_ >> k) & 1) && ++i == phase)
+            return k;
+    return first_;
+}
+
+// Tickets: the phase (0 .. ways) of a window's execute, or monitor_ticket +
 // kind of a monitored one.
 store_kind store_tuner::start(int team, int &ticket) {
     ticket = -1;
@@ -68,7 +112,7 @@ store_kind store_tuner::start(int team, int &ticket) {
         }
         return static_cast<store_kind>(kind);
     }
-    const int kind = phase_kind();
+    const int kind = phase_kind(phase_);
     if (count_++ > 0) {
         busy_ = true;
         ticket = phase_;
@@ -103,28 +147,34 @@ bool store_tuner::finish(int ticket, double seconds) {
     ++timed_;
     if ((timed_ < min_timed || improving_) && timed_ < max_timed)
         return false;
-    const int kind = phase_kind();
+    const int kind = phase_kind(phase_);
     if (kind == static_cast<int>(store_kind::regular))
         reg_improving_ = improving_;
-    if (phase_ + 1 < window_phases) {
+    if (phase_ < ways_) {
         ++phase_;
         count_ = timed_ = 0;
         improving_ = true;
         return false;
     }
-    // The window is complete: phases 0 and 2 ran the current choice, on
-    // either side of the other kind's phase.
-    const int other = 1 - first_;
-    const double keep = std::min(best_[0], best_[2]), alt = best_[1];
+    // The window is complete: the first and last phases ran the current
+    // choice, on either side of the other kinds' phases.
+    const double keep = std::min(best_[0], best_[ways_]);
+    int alt = -1;
+    for (int ph = 1; ph < ways_; ++ph) {
+        const int k = phase_kind(ph);
+        last_[k] = best_[ph];
+        if (alt < 0 || best_[ph] < last_[alt])
+            alt = k;
+    }
+    last_[first_] = keep;
     const int w = windows_.load(std::memory_order_relaxed);
     // The first two windows take the first decision; hysteresis after.
     const double margin = w <= 1 ? first_margin : switch_margin;
-    bool change = alt < keep * (1.0 - margin);
+    int next = last_[alt] < keep * (1.0 - margin) ? alt : first_;
     if (reg_improving_) // regular has not shown its time yet: keep it
-        change = other == static_cast<int>(store_kind::regular);
-    choice_.store(change ? other : first_, std::memory_order_relaxed);
-    last_[first_] = keep;
-    last_[other] = alt;
+        next = static_cast<int>(store_kind::regular);
+    const bool change = next != first_;
+    choice_.store(next, std::memory_order_relaxed);
     n_mon_ = 0;
     windows_.store(w + 1, std::memory_order_relaxed);
     phase_ = -1;
@@ -142,10 +192,9 @@ bool store_tuner::finish(int ticket, double seconds) {
     return true;
 }
 
-void store_tuner::last_window(double &regular, double &nt) const {
+double store_tuner::last_window(store_kind k) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    regular = last_[0];
-    nt = last_[1];
+    return kinds_ & store_kind_bit(k) ? last_[static_cast<int>(k)] : 0.0;
 }
 
 } // namespace impl

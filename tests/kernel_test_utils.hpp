@@ -903,6 +903,11 @@ struct nd_buffers {
     }
 };
 
+/// The override that forces store kind `k`.
+inline si::store_override store_override_of(si::store_kind k) {
+    return static_cast<si::store_override>(1 + static_cast<int>(k));
+}
+
 /// Runs `p` through plan_select + execute_plan with the ISA in force and
 /// compares with impl::ref_select (and the naive oracle) bit for bit,
 /// including dst's gaps and the canaries. `working_set` decides the nt
@@ -992,12 +997,30 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
         if (!r)
             return r << " (ref_select vs the naive oracle)";
     }
+    // Before any execute, dst holds random bits (its gaps must survive).
+    const std::vector<uint8_t> init(b.dst.data(), b.dst.data() + dbytes);
     si::execute_plan(plan, p, b.cond.data(), b.src0.data(), b.src1.data(),
                      b.dst.data(), o.nthreads, stores);
     auto r = bytes_equal(b.dst.data(), want.data(), dbytes, p.elem_size);
     if (!r)
         return r;
-    return b.canaries_ok();
+    r = b.canaries_ok();
+    // A transposed dst that kernel_dt writes: also by dst's transposes
+    // from the scratch, the plan's other store kinds.
+    for (const si::store_kind k :
+         { si::store_kind::regular_transpose, si::store_kind::nt_transpose }) {
+        if (!r || !(plan.store_kinds() & si::store_kind_bit(k)))
+            continue;
+        if (dbytes)
+            std::memcpy(b.dst.data(), init.data(), dbytes);
+        si::execute_plan(plan, p, b.cond.data(), b.src0.data(), b.src1.data(),
+                         b.dst.data(), o.nthreads, store_override_of(k));
+        r = bytes_equal(b.dst.data(), want.data(), dbytes, p.elem_size);
+        if (!r)
+            return r << " (stores " << si::store_kind_name(k) << ")";
+        r = b.canaries_ok();
+    }
+    return r;
 }
 
 /// Runs `plan` over `p` with dst aligned and misaligned by `misd` bytes,
@@ -1053,12 +1076,27 @@ run_against_guards(guard_set &gs, const si::select_nd &p,
         ptr[op] = gs.place(op, span_bytes(p, op), at_end);
     auto *dst = static_cast<uint8_t *>(const_cast<void *>(ptr[si::op_dst]));
     const size_t dbytes = span_bytes(p, si::op_dst);
-    std::vector<uint8_t> want(dst, dst + dbytes);
+    const std::vector<uint8_t> init(dst, dst + dbytes);
+    std::vector<uint8_t> want(init);
     oracle(p, ptr[0], ptr[1], ptr[2], want.data());
     si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, nthreads,
                      plan.has_nt() ? si::store_override::nt
                                    : si::store_override::none);
-    return bytes_equal(dst, want.data(), dbytes, p.elem_size);
+    auto r = bytes_equal(dst, want.data(), dbytes, p.elem_size);
+    // The plan's other store kinds: dst's transposes in place of kernel_dt.
+    for (const si::store_kind k :
+         { si::store_kind::regular_transpose, si::store_kind::nt_transpose }) {
+        if (!r || !(plan.store_kinds() & si::store_kind_bit(k)))
+            continue;
+        if (dbytes)
+            std::memcpy(dst, init.data(), dbytes);
+        si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, nthreads,
+                         store_override_of(k));
+        r = bytes_equal(dst, want.data(), dbytes, p.elem_size);
+        if (!r)
+            return r << " (stores " << si::store_kind_name(k) << ")";
+    }
+    return r;
 }
 
 /// run_against_guards with ref_select as the oracle.

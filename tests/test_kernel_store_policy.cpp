@@ -12,9 +12,9 @@ using si::store_kind;
 using si::store_tuner;
 
 constexpr int min_timed = store_tuner::min_timed;
-// A window whose times are flat: three phases (current, other, current),
-// each one untimed execute and min_timed timed ones.
-constexpr int flat_window = store_tuner::window_phases * (1 + min_timed);
+// A window of two ways whose times are flat: three phases (current, other,
+// current), each one untimed execute and min_timed timed ones.
+constexpr int flat_window = 3 * (1 + min_timed);
 
 // One execute: the kind the tuner hands out; if timed, it "took" the time
 // the test assigns to that kind.
@@ -57,10 +57,10 @@ TEST(store_tuner, FirstWindowRegularNonTemporalRegularEachFirstCallUntimed) {
     }
     EXPECT_EQ(t.windows(), 1);
     EXPECT_EQ(t.current(), store_kind::nt);
-    double reg = 0, nt = 0;
-    t.last_window(reg, nt);
-    EXPECT_EQ(reg, 1.0);
-    EXPECT_EQ(nt, 0.5);
+    EXPECT_EQ(t.window_phases(), 3);
+    EXPECT_EQ(t.last_window(store_kind::regular), 1.0);
+    EXPECT_EQ(t.last_window(store_kind::nt), 0.5);
+    EXPECT_EQ(t.last_window(store_kind::nt_transpose), 0.0);
     // Until the next window, every execute runs the choice; one in
     // monitor_every is timed.
     int monitored = 0;
@@ -184,10 +184,8 @@ TEST(store_tuner, RegularThatTurnsFastAfterTheFirstPhaseIsKept) {
     ASSERT_EQ(t.windows(), 1);
     EXPECT_EQ(phase_regular, 2);
     EXPECT_EQ(t.current(), store_kind::regular);
-    double reg = 0, nt = 0;
-    t.last_window(reg, nt);
-    EXPECT_EQ(reg, 0.5);
-    EXPECT_EQ(nt, 1.0);
+    EXPECT_EQ(t.last_window(store_kind::regular), 0.5);
+    EXPECT_EQ(t.last_window(store_kind::nt), 1.0);
 }
 
 TEST(store_tuner, SecondWindowDecidesWithTheFirstMargin) {
@@ -296,6 +294,126 @@ TEST(store_tuner, NewTeamSizeStartsOver) {
     EXPECT_EQ(t.current(), store_kind::regular);
 }
 
+// More kinds: one execute whose timed kind takes times[kind].
+store_kind stepk(store_tuner &t, const double (&times)[si::n_store_kinds],
+                 bool *timed = nullptr) {
+    int ticket = -1;
+    const store_kind k = t.start(1, ticket);
+    if (timed)
+        *timed = ticket >= 0;
+    if (ticket >= 0)
+        t.finish(ticket, times[static_cast<int>(k)]);
+    return k;
+}
+
+constexpr unsigned bit(store_kind k) {
+    return si::store_kind_bit(k);
+}
+constexpr unsigned all_kinds = bit(store_kind::regular) | bit(store_kind::nt)
+                               | bit(store_kind::nt_transpose)
+                               | bit(store_kind::regular_transpose);
+
+TEST(store_tuner, KindsAlwaysHoldRegularAndAnother) {
+    EXPECT_EQ(store_tuner().kinds(),
+              bit(store_kind::regular) | bit(store_kind::nt));
+    EXPECT_EQ(store_tuner(0).kinds(),
+              bit(store_kind::regular) | bit(store_kind::nt));
+    EXPECT_EQ(store_tuner(bit(store_kind::regular)).kinds(),
+              bit(store_kind::regular) | bit(store_kind::nt));
+    EXPECT_EQ(store_tuner(bit(store_kind::regular_transpose)).kinds(),
+              bit(store_kind::regular) | bit(store_kind::regular_transpose));
+    EXPECT_EQ(store_tuner(all_kinds | 0x30u).kinds(), all_kinds);
+    EXPECT_EQ(store_tuner(all_kinds).ways(), 4);
+    EXPECT_EQ(store_tuner(all_kinds).window_phases(), 5);
+    // A tuner never hands out a kind it was not given.
+    store_tuner t(bit(store_kind::nt) | bit(store_kind::regular_transpose));
+    const double times[4] = { 1.0, 0.9, 0.1, 0.5 };
+    for (uint64_t i = 0; i < 4 * store_tuner::first_recheck; ++i)
+        EXPECT_NE(stepk(t, times), store_kind::nt_transpose);
+    EXPECT_EQ(t.current(), store_kind::regular_transpose);
+    EXPECT_EQ(t.last_window(store_kind::nt_transpose), 0.0);
+}
+
+TEST(store_tuner, EachKindInTurnAndTheFastestTaken) {
+    store_tuner t(all_kinds);
+    const double times[4] = { 1.0, 0.8, 0.5, 0.9 };
+    const int phase = 1 + min_timed;
+    const int window = 5 * phase;
+    // Regular first, then the others in kind order, then regular again.
+    const store_kind first[5] = { store_kind::regular, store_kind::nt,
+                                  store_kind::nt_transpose,
+                                  store_kind::regular_transpose,
+                                  store_kind::regular };
+    for (int i = 0; i < window; ++i) {
+        bool tm = false;
+        EXPECT_EQ(stepk(t, times, &tm), first[i / phase]) << "execute " << i;
+        EXPECT_EQ(tm, i % phase != 0) << "execute " << i;
+    }
+    ASSERT_EQ(t.windows(), 1);
+    EXPECT_EQ(t.current(), store_kind::nt_transpose);
+    for (int k = 0; k < si::n_store_kinds; ++k)
+        EXPECT_EQ(t.last_window(static_cast<store_kind>(k)), times[k]);
+    for (uint64_t i = 0; i < store_tuner::confirm; ++i)
+        EXPECT_EQ(stepk(t, times), store_kind::nt_transpose);
+    // The confirming window starts from the choice, then the others in
+    // kind order.
+    const store_kind second[5] = { store_kind::nt_transpose,
+                                   store_kind::regular, store_kind::nt,
+                                   store_kind::regular_transpose,
+                                   store_kind::nt_transpose };
+    for (int i = 0; i < window; ++i)
+        EXPECT_EQ(stepk(t, times), second[i / phase]) << "execute " << i;
+    EXPECT_EQ(t.windows(), 2);
+    EXPECT_EQ(t.current(), store_kind::nt_transpose);
+}
+
+TEST(store_tuner, MoreKindsSwitchToTheFastestOtherOnlyByTheMargin) {
+    const unsigned three = bit(store_kind::regular) | bit(store_kind::nt)
+                           | bit(store_kind::nt_transpose);
+    const int window = 4 * (1 + min_timed);
+    // nt fastest: from regular to nt, not to the slower nt_transpose.
+    {
+        store_tuner t(three);
+        const double times[4] = { 1.0, 0.5, 0.7, 0.0 };
+        for (int i = 0; i < window; ++i)
+            stepk(t, times);
+        ASSERT_EQ(t.windows(), 1);
+        EXPECT_EQ(t.current(), store_kind::nt);
+    }
+    // Both others within the first margin of regular: regular is kept.
+    {
+        store_tuner t(three);
+        const double near = 1.0 - store_tuner::first_margin / 2;
+        const double times[4] = { 1.0, near, near, 0.0 };
+        for (int i = 0; i < window; ++i)
+            stepk(t, times);
+        ASSERT_EQ(t.windows(), 1);
+        EXPECT_EQ(t.current(), store_kind::regular);
+    }
+    // After the first decision, nt_transpose only if faster than the
+    // choice by the switch margin.
+    {
+        store_tuner t(three);
+        double times[4] = { 1.0, 0.5, 0.6, 0.0 };
+        for (uint64_t i = 0; i < 2 * window + store_tuner::confirm; ++i)
+            stepk(t, times);
+        ASSERT_EQ(t.windows(), 2);
+        ASSERT_EQ(t.current(), store_kind::nt);
+        times[2] = 0.5 * (1.0 - store_tuner::switch_margin / 2);
+        for (uint64_t i = 0;
+             t.windows() == 2 && i < 2 * store_tuner::first_recheck; ++i)
+            stepk(t, times);
+        ASSERT_EQ(t.windows(), 3);
+        EXPECT_EQ(t.current(), store_kind::nt);
+        times[2] = 0.5 * (1.0 - 2 * store_tuner::switch_margin);
+        for (uint64_t i = 0;
+             t.windows() == 3 && i < 4 * store_tuner::first_recheck; ++i)
+            stepk(t, times);
+        ASSERT_EQ(t.windows(), 4);
+        EXPECT_EQ(t.current(), store_kind::nt_transpose);
+    }
+}
+
 TEST(store_tuner, ConcurrentExecutesAreNotTimedWhileOneIs) {
     store_tuner t;
     int ticket = -1;
@@ -333,35 +451,67 @@ TEST_P(store_policy_plans, TunerOnlyWithTheNonTemporalKernel) {
     EXPECT_EQ(copy.tuner.get(), big.tuner.get());
 }
 
+// The store kind an execute of `plan` ran, from what execute_plan reports.
+store_kind kind_ran(const si::select_plan &plan, const si::executed &e) {
+    if (plan.kernel_dt && e.kernel == plan.kernel.get())
+        return e.nt ? store_kind::nt_transpose : store_kind::regular_transpose;
+    return e.nt ? store_kind::nt : store_kind::regular;
+}
+
+// Runs `plan` through execute_plan without a forced store kind until its
+// tuner completes a window: every result bit-exact, and every kind of the
+// plan ran.
+void run_first_window(const si::select_plan &plan, const si::select_nd &p,
+                      size_t misd, std::mt19937_64 &g) {
+    ASSERT_TRUE(plan.tuner) << plan.kernel_str();
+    ASSERT_EQ(plan.tuner->kinds(), plan.store_kinds());
+    nd_buffers b(p, g, 0, 0, misd);
+    const size_t dbytes = b.dst.size();
+    std::vector<uint8_t> want(b.dst.data(), b.dst.data() + dbytes);
+    si::ref_select(p, b.cond.data(), b.src0.data(), b.src1.data(), want.data(),
+                   1);
+    unsigned ran = 0;
+    for (int i = 0;
+         plan.tuner->windows() == 0 && i < store_tuner::max_window_executes;
+         ++i) {
+        fill_bytes(b.dst.data(), dbytes, g);
+        const si::executed e =
+                si::execute_plan(plan, p, b.cond.data(), b.src0.data(),
+                                 b.src1.data(), b.dst.data(), 1);
+        ran |= si::store_kind_bit(kind_ran(plan, e));
+        ASSERT_TRUE(bytes_equal(b.dst.data(), want.data(), dbytes, p.elem_size))
+                << "execute " << i << ": " << plan.kernel_str();
+        ASSERT_TRUE(b.canaries_ok());
+    }
+    EXPECT_EQ(plan.tuner->windows(), 1) << plan.kernel_str();
+    EXPECT_EQ(ran, plan.store_kinds()) << plan.kernel_str();
+}
+
 TEST_P(store_policy_plans, ExecutesUnderTheTunerStayExact) {
-    // A plan with the tuner, run through execute_plan without a forced store
-    // kind: the first window runs both kinds; every result is bit-exact.
+    // Plans with the tuner, run through execute_plan without a forced
+    // store kind: the first window runs each kind of the plan; every
+    // result is bit-exact.
     auto &g = rng();
     for (int w : { 4, 2, 1 }) {
         const si::select_nd p = make_nd({ 7, 333 }, { 7, 333 }, { 333 }, w);
         const si::select_plan plan =
                 si::plan_select(p, si::nt_candidate_bytes());
-        ASSERT_TRUE(plan.tuner);
-        nd_buffers b(p, g, 0, 0, static_cast<size_t>(w));
-        const size_t dbytes = b.dst.size();
-        std::vector<uint8_t> want(b.dst.data(), b.dst.data() + dbytes);
-        si::ref_select(p, b.cond.data(), b.src0.data(), b.src1.data(),
-                       want.data(), 1);
-        for (int i = 0;
-             plan.tuner->windows() == 0 && i < store_tuner::max_window_executes;
-             ++i) {
-            fill_bytes(b.dst.data(), dbytes, g);
-            si::execute_plan(plan, p, b.cond.data(), b.src0.data(),
-                             b.src1.data(), b.dst.data(), 1);
-            ASSERT_TRUE(bytes_equal(b.dst.data(), want.data(), dbytes, w))
-                    << "execute " << i << " w=" << w;
-            ASSERT_TRUE(b.canaries_ok());
-        }
-        EXPECT_GE(plan.tuner->windows()
-                          + (plan.tuner->current() == store_kind::nt),
-                  1)
-                << "both store kinds ran";
+        EXPECT_EQ(plan.store_kinds(),
+                  si::store_kind_bit(store_kind::regular)
+                          | si::store_kind_bit(store_kind::nt));
+        run_first_window(plan, p, static_cast<size_t>(w), g);
     }
+    // A column-major dst of 4-byte elements, columns 64 elements apart,
+    // written by the kernel that transposes in registers: four kinds.
+    nd_spec s;
+    s.in[0] = s.in[1] = s.in[2] = s.dst = { 64, 100 };
+    s.dst_from_inputs = false;
+    s.strides[si::op_dst] = { 1, 64 };
+    const si::select_nd pd = make_nd(s);
+    const si::select_plan plan = si::plan_select(pd, si::nt_candidate_bytes());
+    ASSERT_TRUE(plan.kernel_dt_nt) << plan.kernel_str();
+    EXPECT_EQ(plan.tuner->ways(), 4);
+    run_first_window(plan, pd, 0, g);
 }
 
 TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
@@ -452,6 +602,11 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
             isa + "_e4_cv_av_bv_dt"
             + (si::this_cpu_tuning().dt_prefetch_dwords ? "_pf" : "");
     ASSERT_TRUE(ran.kernel);
+    // Three executes of a fresh tuner stay in its first phase, the regular
+    // kind: by the kernel writing dst, or dst's nt transpose where pinned.
+    if (tbig.tuner) {
+        EXPECT_EQ(tbig.tuner->current(), store_kind::regular);
+    }
     const bool by_dt = !ran.nt;
     EXPECT_EQ(ran.kernel, by_dt ? tbig.kernel_dt.get() : tbig.kernel.get());
     if (policy == "always") {
@@ -497,6 +652,63 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
         EXPECT_TRUE(ran.nt);
     } else if (policy == "never") {
         EXPECT_FALSE(ran.nt);
+    }
+
+    // The kinds of storing those dsts: regular (and nt) by the kernel
+    // writing dst, or by dst's transposes from the scratch. Off the cache
+    // lines (tbig) the nt kind already is the transpose's; whole lines
+    // (dbig) have both nt kinds. The tuner chooses among them.
+    using K = store_kind;
+    const unsigned dt_kinds =
+            si::store_kind_bit(K::regular)
+            | si::store_kind_bit(K::regular_transpose)
+            | (policy == "never" ? 0u : si::store_kind_bit(K::nt));
+    EXPECT_EQ(tbig.store_kinds(), dt_kinds);
+    EXPECT_EQ(dbig.store_kinds(),
+              dt_kinds
+                      | (policy == "never"
+                                 ? 0u
+                                 : si::store_kind_bit(K::nt_transpose)));
+    if (policy == "auto") {
+        ASSERT_TRUE(tbig.tuner);
+        ASSERT_TRUE(dbig.tuner);
+        EXPECT_EQ(tbig.tuner->kinds(), tbig.store_kinds());
+        EXPECT_EQ(dbig.tuner->kinds(), dbig.store_kinds());
+    }
+    for (const si::select_plan *pl : { &dbig, &tbig }) {
+        const si::select_nd &q = pl == &dbig ? pd : pt;
+        for (const K k : { K::regular_transpose, K::nt_transpose }) {
+            const std::string at = std::string(pl == &dbig ? "dbig" : "tbig")
+                                   + ", " + si::store_kind_name(k);
+            nd_buffers bq(q, g);
+            fill_bytes(bq.dst.data(), bq.dst.size(), g);
+            std::vector<uint8_t> want_q(bq.dst.data(),
+                                        bq.dst.data() + bq.dst.size());
+            si::ref_select(q, bq.cond.data(), bq.src0.data(), bq.src1.data(),
+                           want_q.data(), 1);
+            ran = si::execute_plan(*pl, q, bq.cond.data(), bq.src0.data(),
+                                   bq.src1.data(), bq.dst.data(), 1,
+                                   store_override_of(k));
+            ASSERT_TRUE(
+                    bytes_equal(bq.dst.data(), want_q.data(), bq.dst.size(), 4))
+                    << at;
+            ASSERT_TRUE(bq.canaries_ok()) << at;
+            ASSERT_TRUE(ran.kernel) << at;
+            if (k == K::nt_transpose && policy == "never") {
+                // No nt kind at all: regular stores by the kernel writing
+                // dst.
+                EXPECT_FALSE(ran.nt) << at;
+                EXPECT_EQ(ran.kernel, pl->kernel_dt.get()) << at;
+                continue;
+            }
+            // By the row kernel and dst's transpose, in both plans.
+            const bool nt = k == K::nt_transpose;
+            EXPECT_EQ(ran.nt, nt) << at;
+            EXPECT_EQ(ran.kernel, pl->kernel.get()) << at;
+            EXPECT_EQ(pl->kernel_str(ran),
+                      pl->kernel->name() + "+d:" + (nt ? nt_name : tr_name))
+                    << at;
+        }
     }
 }
 
