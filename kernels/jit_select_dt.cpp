@@ -48,9 +48,11 @@
 // rows at a time: on [2048, 2048] (rows 4 KiB apart, all in one L1 set)
 // the second half of each line had been evicted by the time it was read,
 // and the kernel ran 1.5x longer than the scratch path (docs/performance.md).
-// It runs on Zen 4 only (the dispatcher's choice, cpu_tuning): on an Intel
-// Xeon an intrinsics model of it had run slower than the scratch path, and
-// on Zen 5 it ran faster from the caches but slower from DRAM.
+// It runs on Zen 4 and Zen 5 only (the dispatcher's choice, cpu_tuning):
+// on an Intel Xeon an intrinsics model of it had run slower than the
+// scratch path. On Zen 5 it ran faster from the caches but slower from
+// DRAM, where the store tuner picks dst's transpose from the scratch
+// instead (store_kind::nt_transpose).
 //
 // Non-temporal variant: the pieces of full row blocks are streamed
 // (vmovntdq); the caller guarantees dst and dst_stride are multiples of 64

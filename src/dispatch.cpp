@@ -142,13 +142,16 @@ cpu_tuning tuning_of(cpu_kind k) {
             break;
         case cpu_kind::amd_zen5:
             // docs/performance.md, "AMD EPYC Zen 5, 2 vCPUs": Zen 4's
-            // rules one by one. Only its 4-byte input transposes ran
-            // faster; 2-byte ones, the packed blocks' shorter limits and
-            // the prefetching dst blocks ran slower, and 2-byte dst blocks
-            // faster from the caches but slower from DRAM. The panel
-            // split of a transposed dst ran faster there too (L12 from
-            // DRAM at 2 threads).
+            // rules one by one. Its 4-byte input transposes ran faster;
+            // 2-byte ones, the packed blocks' shorter limits and the
+            // prefetching dst blocks ran slower. Its 2-byte dst blocks ran
+            // faster from the caches but slower from DRAM, where dst's nt
+            // transpose won: taken since the store tuner chooses between
+            // them ("Four ways of storing a transposed dst"). The
+            // panel split of a transposed dst ran faster there too (L12
+            // from DRAM at 2 threads).
             t.ymm_input_transposes_dwords = true;
+            t.dt_words = true;
             t.dst_rows_per_thread = false;
             break;
         case cpu_kind::amd:
