@@ -571,7 +571,8 @@ def main():
             f.write(text)
     else:
         print(text)
-    if args.png:
+    # A run of the layout cases alone has no dense suite rows to plot.
+    if args.png and rows:
         plot(rows, args.png)
 
 
