@@ -36,6 +36,17 @@
 // Against the scratch path on the 2-vCPU Intel Xeon guest, an intrinsics
 // model of this loop (f32, 3 channels, [16, 3, 224, 224]) ran at 1.55x its
 // speed with streamed stores, 0.84 of the dense Select (docs/performance.md).
+//
+// Prefetch (kernel_key::dt_prefetch, AVX-512's channels-first kernel): a
+// block of many channels is a long run of permutes after its loads, and
+// from DRAM the next block's loads waited on it. While 8 more blocks
+// follow, each block prefetches (prefetcht0) the input lines of the block
+// 8 on. On the Zen 5 guest, 1 thread, 32 images of 12544 pixels from
+// DRAM: f32 of 7 to 15 channels ran 1.8-5x as fast (12 channels 3.7 ms
+// -> 1.4), bf16 of 10 and more 1.6-3x; in the layout suite from DRAM L16
+// (3 channels) 1.1-1.3x and L18 (12) 1.8-2.1x, from the caches L18 f32
+// 2.5x and the rest within noise (docs/performance.md). The dispatcher
+// picks it per CPU (cpu_tuning).
 #include <cstring>
 #include <new>
 #include <vector>
@@ -349,8 +360,24 @@ private:
         }
     }
 
-    // One block of L rows (tail: reg_rows_ < L rows, > 0).
-    void block(bool tail) {
+    // Blocks ahead whose input lines a block prefetches (kernel_key::
+    // dt_prefetch): the inputs' increments from block to block times this.
+    static constexpr int pf_blocks = 8;
+
+    // One block of L rows (tail: reg_rows_ < L rows, > 0); with `pf`, the
+    // lines of each input's block pf_blocks on, which the caller keeps
+    // inside the rows of the call.
+    void block(bool tail, bool pf = false) {
+        if (pf) {
+            const int cond_lines = (lanes_ * c_ + 63) / 64;
+            for (int j = 0; j < cond_lines; ++j)
+                prefetcht0(ptr[reg_pc_ + reg_ic_ * pf_blocks + 64 * j]);
+            for (int j = 0; j < c_; ++j) {
+                prefetcht0(ptr[reg_pa_ + reg_ia_ * pf_blocks + 64 * j]);
+                if (!key_.src1_scalar)
+                    prefetcht0(ptr[reg_pb_ + reg_ib_ * pf_blocks + 64 * j]);
+            }
+        }
         if (tail) {
             // Elements of the block: rows * c.
             imul(reg_u_, reg_rows_, c_);
@@ -499,6 +526,22 @@ private:
         }
 
         Label l_blocks, l_tail, l_end;
+        if (key_.dt_prefetch) {
+            // While pf_blocks more blocks follow this one: the prefetching
+            // blocks (an input of one row for all, increment 0, prefetches
+            // its own block on the stack).
+            Label l_pf;
+            L(l_pf);
+            cmp(reg_rows_, lanes_ * (1 + pf_blocks));
+            jb(l_blocks, T_NEAR);
+            block(false, true);
+            add(reg_pc_, reg_ic_);
+            add(reg_pa_, reg_ia_);
+            add(reg_pb_, reg_ib_);
+            add(reg_pd_, 64);
+            sub(reg_rows_, lanes_);
+            jmp(l_pf, T_NEAR);
+        }
         L(l_blocks);
         cmp(reg_rows_, lanes_);
         jb(l_tail, T_NEAR);

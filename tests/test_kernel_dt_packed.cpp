@@ -179,12 +179,20 @@ TEST_P(kernel_dt_packed, BitExactAgainstGuards) {
             row_counts.push_back(r);
         for (int64_t r : { 2 * step - 1, 2 * step, 3 * step + 5 })
             row_counts.push_back(r);
+        // AVX-512's prefetching variant: its prefetching blocks run while
+        // 8 more blocks follow (none, one, several, with tails).
+        const bool has_pf = kisa() == si::kernel_isa::avx512_core && w > 1;
+        if (has_pf)
+            for (int64_t r : { 9 * step - 1, 9 * step, 10 * step + 3 })
+                row_counts.push_back(r);
         for (int cols = 2; cols <= max_cols(kisa(), w); ++cols)
             for (int inv = 0; inv < 2; ++inv)
                 for (int bs = 0; bs < 2; ++bs)
-                    for (int nt = 0; nt < 2; ++nt) {
-                        const si::kernel_key k =
+                    for (int v = 0; v < (has_pf ? 4 : 2); ++v) {
+                        const int nt = v % 2;
+                        si::kernel_key k =
                                 packed_key(kisa(), w, cols, inv, bs, nt);
+                        k.dt_prefetch = static_cast<uint8_t>(v / 2);
                         const auto kern = si::create_jit_select_kernel(k);
                         for (int64_t rows : row_counts) {
                             packed_case c;

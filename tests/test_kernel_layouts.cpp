@@ -1039,7 +1039,8 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
     // Each CPU kind's choices as docs/performance.md records them measured:
     // Intel's are the defaults; every AMD CPU splits a transposed dst of
     // few matrices by panels; Zen 4 takes all of its own rules; Zen 5 only
-    // the AVX2 transposes of 4-byte inputs and the 2-byte dst blocks.
+    // the AVX2 transposes of 4-byte inputs, the 2-byte dst blocks and the
+    // packed kernel's prefetch.
     using C = si::cpu_kind;
     for (C k : { C::other, C::amd, C::amd_zen4, C::amd_zen5 }) {
         const si::cpu_tuning t = si::tuning_of(k);
@@ -1052,6 +1053,7 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
         EXPECT_EQ(t.dt_words, z4 || z5) << desc;
         EXPECT_EQ(t.dt_prefetch_words, z4) << desc;
         EXPECT_EQ(t.dt_prefetch_dwords, z4) << desc;
+        EXPECT_EQ(t.dt_prefetch_packed, z5) << desc;
         EXPECT_EQ(t.dst_rows_per_thread, k == C::other) << desc;
     }
 }
