@@ -865,11 +865,9 @@ private:
 } // namespace
 
 bool dst_transposed_supported(const kernel_key &k) {
-    // The prefetch: the blocks', and AVX-512's packed channels-first
-    // kernel's.
+    // The prefetch: the blocks', and AVX-512's packed kernels'.
     if (k.dt_cols || k.dt_rows)
-        return (!k.dt_prefetch
-                || (k.dt_cols && k.isa == kernel_isa::avx512_core))
+        return (!k.dt_prefetch || k.isa == kernel_isa::avx512_core)
                && dst_transposed_packed_supported(k);
     return ((k.isa == kernel_isa::avx512_core
              && (k.elem_size == 4 || k.elem_size == 2))

@@ -37,16 +37,18 @@
 // model of this loop (f32, 3 channels, [16, 3, 224, 224]) ran at 1.55x its
 // speed with streamed stores, 0.84 of the dense Select (docs/performance.md).
 //
-// Prefetch (kernel_key::dt_prefetch, AVX-512's channels-first kernel): a
-// block of many channels is a long run of permutes after its loads, and
+// Prefetch (kernel_key::dt_prefetch, AVX-512's kernels, both directions):
+// a block of many channels is a long run of permutes after its loads, and
 // from DRAM the next block's loads waited on it. While 8 more blocks
 // follow, each block prefetches (prefetcht0) the input lines of the block
 // 8 on. On the Zen 5 guest, 1 thread, 32 images of 12544 pixels from
 // DRAM: f32 of 7 to 15 channels ran 1.8-5x as fast (12 channels 3.7 ms
 // -> 1.4), bf16 of 10 and more 1.6-3x; in the layout suite from DRAM L16
 // (3 channels) 1.1-1.3x and L18 (12) 1.8-2.1x, from the caches L18 f32
-// 2.5x and the rest within noise (docs/performance.md). The dispatcher
-// picks it per CPU (cpu_tuning).
+// 2.5x and the rest within noise; the interleaving kernel (below), 32
+// images from DRAM, f32 of 8 to 15 rows 1.7-2.4x as fast, in the L3
+// within noise (docs/performance.md). The dispatcher picks it per CPU
+// (cpu_tuning).
 #include <cstring>
 #include <new>
 #include <vector>
@@ -632,13 +634,27 @@ private:
             }
     }
 
-    // One block of L columns (tail: reg_n_ < L columns, > 0).
-    void block(bool tail) {
+    // Blocks ahead whose input lines a block prefetches (kernel_key::
+    // dt_prefetch), as the channels-first kernel's.
+    static constexpr int pf_blocks = 8;
+
+    // One block of L columns (tail: reg_n_ < L columns, > 0); with `pf`,
+    // each row's input lines pf_blocks blocks on, which the caller keeps
+    // inside the columns of the call.
+    void block(bool tail, bool pf = false) {
         mov(reg_tc_, reg_pc_);
         mov(reg_ta_, reg_pa_);
         mov(reg_tb_, reg_pb_);
         const Ymm yc = Ymm(x_cond_.getIdx());
         for (int r = 0; r < c_; ++r) {
+            if (pf) {
+                if (!key_.cond_scalar)
+                    prefetcht0(ptr[reg_tc_ + lanes_ * pf_blocks]);
+                if (!key_.src0_scalar)
+                    prefetcht0(ptr[reg_ta_ + 64 * pf_blocks]);
+                if (!key_.src1_scalar)
+                    prefetcht0(ptr[reg_tb_ + 64 * pf_blocks]);
+            }
             if (key_.cond_scalar)
                 vpbroadcastb(yc, ptr[reg_tc_]);
             else if (tail && es_ == 2)
@@ -721,6 +737,24 @@ private:
         mov(reg_bs_, arg(offsetof(select_call_args, src1_stride)));
 
         Label l_blocks, l_tail, l_end;
+        if (key_.dt_prefetch) {
+            // While pf_blocks more blocks follow this one: the prefetching
+            // blocks.
+            Label l_pf;
+            L(l_pf);
+            cmp(reg_n_, lanes_ * (1 + pf_blocks));
+            jb(l_blocks, T_NEAR);
+            block(false, true);
+            if (!key_.cond_scalar)
+                add(reg_pc_, lanes_);
+            if (!key_.src0_scalar)
+                add(reg_pa_, 64);
+            if (!key_.src1_scalar)
+                add(reg_pb_, 64);
+            add(reg_pd_, 64 * c_);
+            sub(reg_n_, lanes_);
+            jmp(l_pf, T_NEAR);
+        }
         L(l_blocks);
         cmp(reg_n_, lanes_);
         jb(l_tail, T_NEAR);

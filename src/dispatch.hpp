@@ -34,8 +34,8 @@ struct cpu_tuning {
     /// (kernel_key::dt_prefetch), for 2-byte and for 4-byte elements.
     bool dt_prefetch_words = false;
     bool dt_prefetch_dwords = false;
-    /// AVX-512's packed kernel of a channels-first dst (kernel_key::dt_cols)
-    /// prefetches its inputs' blocks ahead (kernel_key::dt_prefetch).
+    /// AVX-512's packed kernels (kernel_key::dt_cols, dt_rows) prefetch
+    /// their inputs' blocks ahead (kernel_key::dt_prefetch).
     bool dt_prefetch_packed = false;
     /// plan_tiles: a transposed dst of fewer matrices than threads is
     /// split by its rows even where panels would balance the threads.

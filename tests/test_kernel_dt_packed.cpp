@@ -492,17 +492,28 @@ TEST_P(kernel_dt_packed, InterleavedBitExactAgainstGuards) {
             col_counts.push_back(c);
         for (int64_t c : { 2 * l - 1, 2 * l, 3 * l + 5 })
             col_counts.push_back(c);
+        // AVX-512's prefetching variant: its prefetching blocks run while
+        // 8 more blocks follow (none, one, several, with tails).
+        const bool has_pf = kisa() == si::kernel_isa::avx512_core && w > 1;
+        if (has_pf)
+            for (int64_t c : { 9 * l - 1, 9 * l, 10 * l + 3 })
+                col_counts.push_back(c);
         for (int rows = 2; rows <= max_rows(kisa(), w); ++rows)
             for (int roles = 0; roles < 16; ++roles)
-                for (int nt = 0; nt < 2; ++nt) {
-                    const si::kernel_key k = inter_key(
+                for (int v = 0; v < (has_pf ? 4 : 2); ++v) {
+                    const int nt = v % 2;
+                    si::kernel_key k = inter_key(
                             kisa(), w, rows, roles & 1, (roles >> 1) & 1,
                             (roles >> 2) & 1, (roles >> 3) & 1, nt);
+                    k.dt_prefetch = static_cast<uint8_t>(v / 2);
                     const auto kern = si::create_jit_select_kernel(k);
                     // Every column count for a quarter of the roles, a
-                    // few tails for the rest.
-                    const std::vector<int64_t> few = { 1, l / 2 + 1, l - 1,
-                                                       l + 1, 3 * l + 5 };
+                    // few tails for the rest (and, prefetching, runs of
+                    // none, one and several prefetching blocks).
+                    std::vector<int64_t> few = { 1, l / 2 + 1, l - 1, l + 1,
+                                                 3 * l + 5 };
+                    if (v / 2)
+                        few.insert(few.end(), { 9 * l - 1, 9 * l, 10 * l + 3 });
                     for (int64_t cols : roles % 5 == 0 ? col_counts : few) {
                         inter_case c;
                         c.key = k;
