@@ -172,6 +172,31 @@ protected:
         : jit_packed_base(key)
         , lanes_(64 / key.elem_size) {}
 
+    // Blocks ahead whose input lines a block prefetches (kernel_key::
+    // dt_prefetch).
+    static constexpr int pf_blocks = 8;
+
+    // The full blocks of a call, `left` (rows or columns) counting down by
+    // L: with the key's prefetch, first while pf_blocks more blocks follow
+    // (so that no prefetch reaches past the call), then while one block
+    // remains; `step(pf)` runs a block (prefetching where `pf`) and moves
+    // the pointers on. Falls through to the tail.
+    template <typename Step>
+    void full_blocks(const Reg64 &left, Step step) {
+        for (const bool pf : { true, false }) {
+            if (pf && !key_.dt_prefetch)
+                continue;
+            Label l_loop, l_done;
+            L(l_loop);
+            cmp(left, lanes_ * (pf ? 1 + pf_blocks : 1));
+            jb(l_done, T_NEAR);
+            step(pf);
+            sub(left, lanes_);
+            jmp(l_loop, T_NEAR);
+            L(l_done);
+        }
+    }
+
     void emit_lane(int v) {
         switch (es_) {
             case 2: dw(static_cast<uint16_t>(v)); break;
@@ -362,10 +387,6 @@ private:
         }
     }
 
-    // Blocks ahead whose input lines a block prefetches (kernel_key::
-    // dt_prefetch): the inputs' increments from block to block times this.
-    static constexpr int pf_blocks = 8;
-
     // One block of L rows (tail: reg_rows_ < L rows, > 0); with `pf`, the
     // lines of each input's block pf_blocks on, which the caller keeps
     // inside the rows of the call.
@@ -527,35 +548,17 @@ private:
             L(l_done);
         }
 
-        Label l_blocks, l_tail, l_end;
-        if (key_.dt_prefetch) {
-            // While pf_blocks more blocks follow this one: the prefetching
-            // blocks (an input of one row for all, increment 0, prefetches
-            // its own block on the stack).
-            Label l_pf;
-            L(l_pf);
-            cmp(reg_rows_, lanes_ * (1 + pf_blocks));
-            jb(l_blocks, T_NEAR);
-            block(false, true);
+        // (An input of one row for all, increment 0, prefetches its own
+        // block on the stack.)
+        full_blocks(reg_rows_, [&](bool pf) {
+            block(false, pf);
             add(reg_pc_, reg_ic_);
             add(reg_pa_, reg_ia_);
             add(reg_pb_, reg_ib_);
             add(reg_pd_, 64);
-            sub(reg_rows_, lanes_);
-            jmp(l_pf, T_NEAR);
-        }
-        L(l_blocks);
-        cmp(reg_rows_, lanes_);
-        jb(l_tail, T_NEAR);
-        block(false);
-        add(reg_pc_, reg_ic_);
-        add(reg_pa_, reg_ia_);
-        add(reg_pb_, reg_ib_);
-        add(reg_pd_, 64);
-        sub(reg_rows_, lanes_);
-        jmp(l_blocks, T_NEAR);
+        });
 
-        L(l_tail);
+        Label l_end;
         test(reg_rows_, reg_rows_);
         jz(l_end, T_NEAR);
         mov(reg_t_, uint64_t(-1));
@@ -633,10 +636,6 @@ private:
                 dq(mask);
             }
     }
-
-    // Blocks ahead whose input lines a block prefetches (kernel_key::
-    // dt_prefetch), as the channels-first kernel's.
-    static constexpr int pf_blocks = 8;
 
     // One block of L columns (tail: reg_n_ < L columns, > 0); with `pf`,
     // each row's input lines pf_blocks blocks on, which the caller keeps
@@ -736,15 +735,8 @@ private:
         mov(reg_as_, arg(offsetof(select_call_args, src0_stride)));
         mov(reg_bs_, arg(offsetof(select_call_args, src1_stride)));
 
-        Label l_blocks, l_tail, l_end;
-        if (key_.dt_prefetch) {
-            // While pf_blocks more blocks follow this one: the prefetching
-            // blocks.
-            Label l_pf;
-            L(l_pf);
-            cmp(reg_n_, lanes_ * (1 + pf_blocks));
-            jb(l_blocks, T_NEAR);
-            block(false, true);
+        full_blocks(reg_n_, [&](bool pf) {
+            block(false, pf);
             if (!key_.cond_scalar)
                 add(reg_pc_, lanes_);
             if (!key_.src0_scalar)
@@ -752,24 +744,9 @@ private:
             if (!key_.src1_scalar)
                 add(reg_pb_, 64);
             add(reg_pd_, 64 * c_);
-            sub(reg_n_, lanes_);
-            jmp(l_pf, T_NEAR);
-        }
-        L(l_blocks);
-        cmp(reg_n_, lanes_);
-        jb(l_tail, T_NEAR);
-        block(false);
-        if (!key_.cond_scalar)
-            add(reg_pc_, lanes_);
-        if (!key_.src0_scalar)
-            add(reg_pa_, 64);
-        if (!key_.src1_scalar)
-            add(reg_pb_, 64);
-        add(reg_pd_, 64 * c_);
-        sub(reg_n_, lanes_);
-        jmp(l_blocks, T_NEAR);
+        });
 
-        L(l_tail);
+        Label l_end;
         test(reg_n_, reg_n_);
         jz(l_end, T_NEAR);
         mov(reg_tb_, uint64_t(-1));

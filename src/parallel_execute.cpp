@@ -1045,8 +1045,7 @@ namespace {
 const select_kernel *run_plan(const select_plan &plan, const void *cond,
                               const void *src0, const void *src1, void *dst,
                               int nthr, store_kind stores) {
-    const bool nt =
-            stores == store_kind::nt || stores == store_kind::nt_transpose;
+    const bool nt = stores_nt(stores);
     const select_folded &f = plan.folded;
     const int64_t inner = f.inner();
     const int64_t rows = f.rows();
@@ -1270,7 +1269,7 @@ executed execute_plan(const select_plan &plan, const select_nd &p,
                       + "," + times
                       + ",stores:" + store_kind_name(plan.tuner->current()));
     }
-    return { used, kind == store_kind::nt || kind == store_kind::nt_transpose };
+    return { used, stores_nt(kind) };
 }
 
 } // namespace impl

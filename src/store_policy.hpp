@@ -54,6 +54,11 @@ enum class store_kind : uint8_t {
 };
 constexpr int n_store_kinds = 4;
 
+/// Whether kind `k` stores dst non-temporally.
+constexpr bool stores_nt(store_kind k) {
+    return k == store_kind::nt || k == store_kind::nt_transpose;
+}
+
 /// The bit of kind `k` in a set of store kinds.
 constexpr unsigned store_kind_bit(store_kind k) {
     return 1u << static_cast<unsigned>(k);
