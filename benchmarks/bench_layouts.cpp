@@ -433,12 +433,17 @@ struct onednn_reorder {
     }
 };
 
-/// The reorder of `lc` in type `t`; null with `why` where oneDNN has none.
+/// The reorder of `lc` in type `t` for `nthr` threads (the caller's OpenMP
+/// thread count); null with `why` where oneDNN has none. One per thread
+/// count: oneDNN 2.6's reorder fixes its thread count when the primitive is
+/// created, so a primitive made under 2 threads ran on 2 in the 1-thread
+/// benchmarks that reused it (and one made under 1, on 1 in the 2-thread
+/// ones), whichever the random interleaving ran first.
 std::shared_ptr<onednn_reorder> reorder_for(const layout_case &lc, dtype t,
-                                            std::string &why) {
+                                            int nthr, std::string &why) {
     try {
         return kept_objects::global().get<onednn_reorder>(
-                lc.id + dtype_name(t) + "r",
+                lc.id + dtype_name(t) + "r" + std::to_string(nthr),
                 [&] { return std::make_shared<onednn_reorder>(lc, t); });
     } catch (const dnnl::error &e) {
         why = std::string("oneDNN reorder: ") + e.what();
@@ -465,7 +470,8 @@ void bm_layout(benchmark::State &st, const layout_case *lc, dtype t, int nthr,
         // Not a Select: no oracle to check; the case's bytes, so that GB/s
         // ratios are time ratios.
         std::string why;
-        const std::shared_ptr<onednn_reorder> r = reorder_for(*lc, t, why);
+        const std::shared_ptr<onednn_reorder> r =
+                reorder_for(*lc, t, nthr, why);
         if (!r) {
             st.SkipWithError(why.c_str());
             return;
