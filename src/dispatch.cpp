@@ -151,8 +151,11 @@ cpu_tuning tuning_of(cpu_kind k) {
             // panel split of a transposed dst ran faster there too (L12
             // from DRAM at 2 threads). The packed kernels of many channels
             // ran 1.7-5x longer from DRAM without their prefetch ("The
-            // packed kernel's inputs prefetched").
+            // packed kernel's inputs prefetched"). dst's nt transposes of
+            // lines a multiple of 4 KiB apart ran 1.35-1.55x as fast with
+            // AVX2's kernels ("dst lines a multiple of 4 KiB apart").
             t.ymm_input_transposes_dwords = true;
+            t.ymm_dst_nt_transposes_pages = true;
             t.dt_words = true;
             t.dt_prefetch_packed = true;
             t.dst_rows_per_thread = false;
@@ -174,12 +177,17 @@ const cpu_tuning &this_cpu_tuning() {
 }
 
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
-                                int64_t rows, bool may_stream, bool carried,
-                                const cpu_tuning &t) {
+                                int64_t rows, bool may_stream,
+                                int64_t nt_dst_ld, const cpu_tuning &t) {
     if (isa == kernel_isa::avx512_core && operand != op_dst && elem_bytes > 1
         && rows * elem_bytes >= 32 && rows * elem_bytes < 64)
         return kernel_isa::avx2;
-    if (carried && operand == op_dst && elem_bytes == 1
+    const bool nt_dst = operand == op_dst && nt_dst_ld != 0;
+    const bool carried = nt_dst && nt_dst_ld % 64 != 0;
+    if (carried && elem_bytes == 1 && isa == kernel_isa::avx512_core)
+        return kernel_isa::avx2;
+    if (t.ymm_dst_nt_transposes_pages && nt_dst && nt_dst_ld % 4096 == 0
+        && (elem_bytes == 2 || elem_bytes == 4)
         && isa == kernel_isa::avx512_core)
         return kernel_isa::avx2;
     const bool ymm_input =
@@ -293,7 +301,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             const int w = operand_bytes(i, f.elem_size);
             plan.transpose[i] = get_transpose_kernel(tuned_transpose_key(
                     transpose_kernel_isa(isa, i, w, f.dims[f.ndims - 2],
-                                         may_stream, false, tuning),
+                                         may_stream, 0, tuning),
                     w, false));
         }
     // A transposed dst and nothing else transposed: the kernel that writes
@@ -373,8 +381,8 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             const bool off_lines = f.strides[op_dst][nd - 1] % 64 != 0;
             plan.transpose_dst_nt = get_transpose_kernel(tuned_transpose_key(
                     transpose_kernel_isa(isa, op_dst, f.elem_size,
-                                         f.dims[nd - 2], false, off_lines,
-                                         tuning),
+                                         f.dims[nd - 2], false,
+                                         f.strides[op_dst][nd - 1], tuning),
                     f.elem_size, true));
             if (dt && (kdt.dt_rows || !off_lines)) {
                 kdt.nt_stores = 1;

@@ -23,6 +23,10 @@ struct cpu_tuning {
     /// whose tiles never stream are transposed by the AVX2 kernels.
     bool ymm_input_transposes_words = false;
     bool ymm_input_transposes_dwords = false;
+    /// transpose_kernel_isa: an AVX-512 plan's non-temporal dst transpose
+    /// of 2 and 4 bytes whose dst lines lie a multiple of 4 KiB apart is
+    /// AVX2's.
+    bool ymm_dst_nt_transposes_pages = false;
     /// transpose_packed_lines: 512-bit permutes take two passes, and
     /// AVX-512's packed blocks stop at fewer lines.
     bool split_permutes = false;
@@ -210,8 +214,10 @@ bool tiles_may_stream(const select_folded &f);
 bool dst_block_staged(const select_folded &f);
 
 /// The ISA of the transposing kernel of `operand` (elements of `elem_bytes`
-/// bytes, `rows` along the tile dim) in a plan of `isa`. `isa`, except in
-/// three cases.
+/// bytes, `rows` along the tile dim) in a plan of `isa`; `nt_dst_ld`: for
+/// dst's non-temporal transpose, the bytes between dst's lines (the tile's
+/// columns), 0 for every other transposing kernel. `isa`, except in four
+/// cases.
 ///
 /// On every CPU, an AVX-512 plan's transposed input of 2 to 8 bytes whose
 /// tile dim holds fewer rows than an AVX-512 register tile (64 bytes of
@@ -237,8 +243,9 @@ bool dst_block_staged(const select_folded &f);
 /// ran them slower.
 ///
 /// On every CPU, dst's non-temporal transpose of 1-byte elements whose dst
-/// rows do not start cache lines (`carried`: consecutive strips chain
-/// through the carry, transpose_call_args::carry) is AVX2's: only AVX2's
+/// rows do not start cache lines (`nt_dst_ld` not a multiple of 64 bytes:
+/// consecutive strips chain through the carry, transpose_call_args::carry)
+/// is AVX2's: only AVX2's
 /// byte kernel carries (AVX-512's would need AVX512_VBMI's byte permutes),
 /// and without the carry every dst line is read before it is written. On
 /// an Intel Xeon, layout case L23 ([4001, 4096] s8, dst rows 4001 bytes
@@ -246,10 +253,22 @@ bool dst_block_staged(const select_folded &f);
 /// whole AVX2 plan against the whole AVX-512 one), 1.09x at 16 threads from
 /// DRAM, where the AVX2 row kernel alone accounts for 1.15x.
 ///
+/// Where the tuning says so (`t.ymm_dst_nt_transposes_pages`: Zen 5),
+/// dst's non-temporal transpose of 2 and 4 bytes whose lines lie a
+/// multiple of 4 KiB apart (`nt_dst_ld`: a transposed [2048, 2048] matrix)
+/// is AVX2's too. AVX-512's streams 64 bytes of each dst line per column
+/// block, every line in the same L1 set; AVX2's streams 256 (four lines of
+/// each, where dst_ld is a multiple of 256 bytes). On Zen 5, dst's nt
+/// transpose from the scratch ([2048, 2048] bf16, 1 thread) took 551-570
+/// µs with AVX2's against 873-874 with AVX-512's, which took 525-560 where
+/// the lines lie 4032 or 4160 bytes apart; layout case L20 ran 1.2-1.7x as
+/// fast, from the L3 and from DRAM, at 1 and 2 threads (docs/performance.md,
+/// "dst lines a multiple of 4 KiB apart").
+///
 /// Elsewhere the AVX-512 kernels are the ones measured.
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
-                                int64_t rows, bool may_stream, bool carried,
-                                const cpu_tuning &t);
+                                int64_t rows, bool may_stream,
+                                int64_t nt_dst_ld, const cpu_tuning &t);
 
 /// transpose_key::packed_lines for a transposing kernel of `isa` (elements
 /// of `elem_bytes` bytes, non-temporal stores where `nt`): the most lines

@@ -366,12 +366,10 @@ TEST_P(kernel_layouts, PermutationOfDst) {
                         if (tr && jit()) {
                             const si::select_plan big =
                                     si::plan_select(p, SIZE_MAX);
-                            // dst's rows off the cache lines: carried.
-                            const bool carried =
+                            // The bytes between dst's lines.
+                            const int64_t dst_ld =
                                     big.folded.strides[si::op_dst]
-                                                      [big.folded.ndims - 1]
-                                            % 64
-                                    != 0;
+                                                      [big.folded.ndims - 1];
                             const std::string want_nt =
                                     si::transpose_kernel_name(
                                             { si::transpose_kernel_isa(
@@ -380,7 +378,7 @@ TEST_P(kernel_layouts, PermutationOfDst) {
                                                       big.folded.dims
                                                               [big.folded.ndims
                                                                - 2],
-                                                      false, carried,
+                                                      false, dst_ld,
                                                       si::this_cpu_tuning()),
                                               static_cast<uint8_t>(p.elem_size),
                                               1 });
@@ -944,10 +942,12 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
     // transposed input of 2 to 8 bytes whose tile dim holds 32 to 63 bytes
     // of each line uses the AVX2 kernel; on Zen 4, so do an AVX-512 plan's
     // transposed inputs of 2 and 4 bytes whose tiles never stream, and on
-    // Zen 5 those of 4 bytes; on every CPU, dst's carried transpose of
-    // 1-byte elements in an AVX-512 plan does. dst otherwise, 8-byte
-    // elements of longer tiles, streamed tiles and every other CPU keep the
-    // plan's ISA.
+    // Zen 5 those of 4 bytes; on every CPU, dst's carried nt transpose
+    // (lines off the cache lines) of 1-byte elements in an AVX-512 plan
+    // does, and on Zen 5 dst's nt transpose of 2 and 4 bytes whose lines
+    // lie a multiple of 4 KiB apart. dst otherwise (its regular transpose:
+    // no line stride given), 8-byte elements of longer tiles, streamed
+    // tiles and every other CPU keep the plan's ISA.
     using K = si::kernel_isa;
     const K z = K::avx512_core, y = K::avx2;
     for (int op = 0; op < 4; ++op)
@@ -955,7 +955,7 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
             for (int64_t rows :
                  { 1, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 65, 128, 2048 })
                 for (bool may_stream : { false, true })
-                    for (bool carried : { false, true })
+                    for (int64_t ld : { 0, 4001, 4160, 4096, 8192 })
                         for (si::cpu_kind k :
                              { si::cpu_kind::other, si::cpu_kind::amd,
                                si::cpu_kind::amd_zen4,
@@ -971,23 +971,31 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                                          && (w == 2 || w == 4))
                                         || (k == si::cpu_kind::amd_zen5
                                             && w == 4));
+                            // dst's nt transpose: carried (1 byte), and
+                            // on Zen 5 lines 4 KiB apart (2 and 4 bytes).
+                            const bool dst_nt = op == si::op_dst && ld != 0;
                             const bool dst_ymm =
-                                    carried && op == si::op_dst && w == 1;
+                                    dst_nt
+                                    && ((ld % 64 != 0 && w == 1)
+                                        || (k == si::cpu_kind::amd_zen5
+                                            && ld % 4096 == 0
+                                            && (w == 2 || w == 4)));
                             const std::string desc =
                                     "operand " + std::to_string(op) + " w "
                                     + std::to_string(w) + " rows "
                                     + std::to_string(rows)
                                     + (may_stream ? " stream" : "")
-                                    + (carried ? " carried" : "") + " cpu kind "
+                                    + " nt dst ld " + std::to_string(ld)
+                                    + " cpu kind "
                                     + std::to_string(static_cast<int>(k));
                             EXPECT_EQ(si::transpose_kernel_isa(z, op, w, rows,
-                                                               may_stream,
-                                                               carried, t),
+                                                               may_stream, ld,
+                                                               t),
                                       short_in || in_ymm || dst_ymm ? y : z)
                                     << desc;
                             EXPECT_EQ(si::transpose_kernel_isa(y, op, w, rows,
-                                                               may_stream,
-                                                               carried, t),
+                                                               may_stream, ld,
+                                                               t),
                                       y)
                                     << desc;
                         }
@@ -1076,7 +1084,7 @@ TEST_P(kernel_layouts, TransposingKernelsOfAPlan) {
             EXPECT_EQ(may, d[1] == 16) << si::folded2str(plan.folded);
             const si::kernel_isa want = si::transpose_kernel_isa(
                     kisa(), si::op_src0, w,
-                    plan.folded.dims[plan.folded.ndims - 2], may, false, t);
+                    plan.folded.dims[plan.folded.ndims - 2], may, 0, t);
             EXPECT_EQ(plan.transpose[si::op_src0]->name(),
                       si::transpose_kernel_name(
                               { want, static_cast<uint8_t>(w) }))

@@ -123,10 +123,11 @@ TEST_P(kernel_layouts_guard, CarriedDstLinesAgainstGuards) {
                     // dst's nt transpose is the one the rule names
                     // (AVX2's for bytes in an AVX-512 plan, which carry).
                     if (jit()) {
+                        const si::select_folded &f = plan.folded;
                         const si::kernel_isa want = si::transpose_kernel_isa(
-                                kisa(), si::op_dst, w,
-                                plan.folded.dims[plan.folded.ndims - 2], false,
-                                true, si::this_cpu_tuning());
+                                kisa(), si::op_dst, w, f.dims[f.ndims - 2],
+                                false, f.strides[si::op_dst][f.ndims - 1],
+                                si::this_cpu_tuning());
                         const std::string name = si::transpose_kernel_name(
                                 { want, static_cast<uint8_t>(w), 1 });
                         KT_EXPECT(fails,
@@ -147,6 +148,73 @@ TEST_P(kernel_layouts_guard, CarriedDstLinesAgainstGuards) {
                                               + std::to_string(nthr));
                 }
     }
+}
+
+TEST_P(kernel_layouts_guard, DstLinesPagesApartAgainstGuards) {
+    // A column-major dst whose lines lie 4 or 8 KiB apart (a transposed
+    // [2048, 2048] bf16 matrix's), tall enough for two panels and a tail,
+    // with the non-temporal kernels: on Zen 5 an AVX-512 plan's nt dst
+    // transpose of 2 and 4 bytes is then AVX2's (transpose_kernel_isa).
+    // Every store kind the plan has runs, bit for bit against the
+    // reference, dst right before a guard page and right after one.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 1, 2, 4, 8 })
+        for (int64_t ld : { int64_t(4096), int64_t(8192) }) {
+            const int64_t pitch = ld / w, c_max = 97;
+            guard_set gs(static_cast<size_t>(pitch * c_max * w));
+            ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+            for (int64_t r : { int64_t(2 * 128 + 17), int64_t(3 * 128 + 17) })
+                for (int64_t c : { int64_t(33), c_max }) {
+                    gs.fill(g, static_cast<size_t>(pitch * c * w));
+                    const si::select_nd p =
+                            one_column_major(r, c, si::op_dst, pitch, w);
+                    const si::select_plan plan =
+                            si::plan_select(p, si::nt_candidate_bytes());
+                    const std::string desc = nd_str(p);
+                    KT_EXPECT(fails,
+                              plan_takes(plan, kisa(), jit())
+                                      << si::folded2str(plan.folded),
+                              desc);
+                    if (jit()) {
+                        const si::select_folded &f = plan.folded;
+                        const si::kernel_isa want = si::transpose_kernel_isa(
+                                kisa(), si::op_dst, w, f.dims[f.ndims - 2],
+                                false, f.strides[si::op_dst][f.ndims - 1],
+                                si::this_cpu_tuning());
+                        const bool zen5_ymm =
+                                si::this_cpu_tuning()
+                                        .ymm_dst_nt_transposes_pages
+                                && kisa() == si::kernel_isa::avx512_core
+                                && (w == 2 || w == 4);
+                        KT_EXPECT(
+                                fails,
+                                ::testing::AssertionResult(
+                                        (want == si::kernel_isa::avx2)
+                                        == (zen5_ymm
+                                            || kisa() == si::kernel_isa::avx2))
+                                        << si::kernel_isa2str(want),
+                                desc);
+                        const std::string name = si::transpose_kernel_name(
+                                { want, static_cast<uint8_t>(w), 1 });
+                        KT_EXPECT(fails,
+                                  ::testing::AssertionResult(
+                                          plan.transpose_dst_nt
+                                          && plan.transpose_dst_nt->name()
+                                                     == name)
+                                          << plan.kernel_str() << " wants "
+                                          << name,
+                                  desc);
+                    }
+                    for (bool at_end : { true, false })
+                        for (int nthr : { 1, 2 })
+                            KT_EXPECT(fails,
+                                      run_guarded(gs, p, plan, at_end, nthr),
+                                      desc + (at_end ? " at end" : " at begin")
+                                              + " nthreads "
+                                              + std::to_string(nthr));
+                }
+        }
 }
 
 TEST_P(kernel_layouts_guard, ChannelsLastAgainstGuards) {
@@ -522,7 +590,7 @@ TEST_P(kernel_layouts_guard, ShortTileDimsAgainstGuards) {
                                          || (wt > 1 && r * wt < 64);
                         const si::kernel_isa want = si::transpose_kernel_isa(
                                 kisa(), op, wt, f.dims[f.ndims - 2],
-                                si::tiles_may_stream(f), false,
+                                si::tiles_may_stream(f), 0,
                                 si::this_cpu_tuning());
                         KT_EXPECT(
                                 fails,
