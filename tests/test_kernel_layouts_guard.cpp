@@ -3,7 +3,9 @@
 // column-major or channels-last dst over row-major inputs (dst transposed
 // out of the tile's scratch; in lines off the cache lines, strips of
 // each dst row joined through a carry, by AVX2's kernel for 1-byte
-// elements in an AVX-512 plan), each tensor
+// elements in an AVX-512 plan; in lines 4 or 8 KiB apart, by AVX2's nt
+// kernel for 2- and 4-byte elements in an AVX-512 plan on Zen 5), each
+// tensor
 // ending right before a PROT_NONE page and, separately, starting right
 // after one, for row and column counts around the tile and vector sizes.
 // A read past a transposed column or a write past a tile's last row or
@@ -23,6 +25,45 @@ si::select_nd one_column_major(int64_t r, int64_t c, int op, int64_t pitch,
     dims_t st[4];
     st[op] = { 1, pitch };
     return full_nd({ r, c }, st, w);
+}
+
+// A column-major dst of r x c elements of w bytes whose lines lie `pitch`
+// elements apart (gs holds it), planned for `isa` with the non-temporal
+// kernels: dst's nt transpose is the one transpose_kernel_isa names (its
+// ISA into `nt_isa`; `isa` where the plan runs the reference kernel), and
+// every store kind the plan has runs bit for bit against the reference,
+// dst right before a guard page and right after one, on 1 and 2 threads.
+// Failures count into `fails`.
+void column_major_dst_against_guards(guard_set &gs, si::kernel_isa isa,
+                                     int64_t r, int64_t c, int64_t pitch, int w,
+                                     int &fails, si::kernel_isa &nt_isa) {
+    const bool jit = isa != si::kernel_isa::ref;
+    gs.fill(rng(), static_cast<size_t>(pitch * c * w));
+    const si::select_nd p = one_column_major(r, c, si::op_dst, pitch, w);
+    const si::select_plan plan = si::plan_select(p, si::nt_candidate_bytes());
+    const std::string desc = nd_str(p);
+    KT_EXPECT(fails, plan_takes(plan, isa, jit) << si::folded2str(plan.folded),
+              desc);
+    nt_isa = isa;
+    if (jit) {
+        const si::select_folded &f = plan.folded;
+        nt_isa = si::transpose_kernel_isa(
+                isa, si::op_dst, w, f.dims[f.ndims - 2], false,
+                f.strides[si::op_dst][f.ndims - 1], si::this_cpu_tuning());
+        const std::string name = si::transpose_kernel_name(
+                { nt_isa, static_cast<uint8_t>(w), 1 });
+        KT_EXPECT(fails,
+                  ::testing::AssertionResult(plan.transpose_dst_nt
+                                             && plan.transpose_dst_nt->name()
+                                                        == name)
+                          << plan.kernel_str() << " wants " << name,
+                  desc);
+    }
+    for (bool at_end : { true, false })
+        for (int nthr : { 1, 2 })
+            KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, nthr),
+                      desc + (at_end ? " at end" : " at begin") + " nthreads "
+                              + std::to_string(nthr));
 }
 
 TEST_P(kernel_layouts_guard, TransposedOperandsAgainstGuards) {
@@ -99,9 +140,8 @@ TEST_P(kernel_layouts_guard, CarriedDstLinesAgainstGuards) {
     // enough for strips of two panels and a tail (128 + 128 + 17 rows and
     // more), with the non-temporal kernels: each dst row's strips form a
     // carry chain (the dst transposes keep a row's last partial line for
-    // the next strip), for every element size, 1-byte elements included.
-    // dst ends right before a guard page or starts right after one.
-    auto &g = rng();
+    // the next strip), for every element size, 1-byte elements included
+    // (whose nt transpose in an AVX-512 plan is AVX2's, which carries).
     int fails = 0;
     for (int w : { 1, 2, 4, 8 }) {
         const int64_t r_max = 3 * 128 + 17 + 7, c_max = 97;
@@ -110,83 +150,34 @@ TEST_P(kernel_layouts_guard, CarriedDstLinesAgainstGuards) {
         for (int64_t r : { int64_t(2 * 128 + 17), int64_t(3 * 128 + 17) })
             for (int64_t c : { int64_t(33), c_max })
                 for (int64_t pad : { int64_t(1), int64_t(7) }) {
-                    gs.fill(g, static_cast<size_t>((r + pad) * c * w));
-                    const si::select_nd p =
-                            one_column_major(r, c, si::op_dst, r + pad, w);
-                    const si::select_plan plan =
-                            si::plan_select(p, si::nt_candidate_bytes());
-                    const std::string desc = nd_str(p);
-                    KT_EXPECT(fails,
-                              plan_takes(plan, kisa(), jit())
-                                      << si::folded2str(plan.folded),
-                              desc);
-                    // dst's nt transpose is the one the rule names
-                    // (AVX2's for bytes in an AVX-512 plan, which carry).
-                    if (jit()) {
-                        const si::select_folded &f = plan.folded;
-                        const si::kernel_isa want = si::transpose_kernel_isa(
-                                kisa(), si::op_dst, w, f.dims[f.ndims - 2],
-                                false, f.strides[si::op_dst][f.ndims - 1],
-                                si::this_cpu_tuning());
-                        const std::string name = si::transpose_kernel_name(
-                                { want, static_cast<uint8_t>(w), 1 });
-                        KT_EXPECT(fails,
-                                  ::testing::AssertionResult(
-                                          plan.transpose_dst_nt
-                                          && plan.transpose_dst_nt->name()
-                                                     == name)
-                                          << plan.kernel_str() << " wants "
-                                          << name,
-                                  desc);
-                    }
-                    for (bool at_end : { true, false })
-                        for (int nthr : { 1, 2 })
-                            KT_EXPECT(fails,
-                                      run_guarded(gs, p, plan, at_end, nthr),
-                                      desc + (at_end ? " at end" : " at begin")
-                                              + " nthreads "
-                                              + std::to_string(nthr));
+                    si::kernel_isa nt_isa;
+                    column_major_dst_against_guards(gs, kisa(), r, c, r + pad,
+                                                    w, fails, nt_isa);
                 }
     }
 }
 
 TEST_P(kernel_layouts_guard, DstLinesPagesApartAgainstGuards) {
     // A column-major dst whose lines lie 4 or 8 KiB apart (a transposed
-    // [2048, 2048] bf16 matrix's), tall enough for two panels and a tail,
-    // with the non-temporal kernels: on Zen 5 an AVX-512 plan's nt dst
-    // transpose of 2 and 4 bytes is then AVX2's (transpose_kernel_isa).
-    // Every store kind the plan has runs, bit for bit against the
-    // reference, dst right before a guard page and right after one.
-    auto &g = rng();
+    // [2048, 2048] bf16 matrix's), as above: on Zen 5 an AVX-512 plan's
+    // nt dst transpose of 2 and 4 bytes is then AVX2's
+    // (transpose_kernel_isa), elsewhere and for other sizes the plan's.
     int fails = 0;
     for (int w : { 1, 2, 4, 8 })
         for (int64_t ld : { int64_t(4096), int64_t(8192) }) {
             const int64_t pitch = ld / w, c_max = 97;
             guard_set gs(static_cast<size_t>(pitch * c_max * w));
             ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+            const bool zen5_ymm =
+                    si::this_cpu_tuning().ymm_dst_nt_transposes_pages
+                    && kisa() == si::kernel_isa::avx512_core
+                    && (w == 2 || w == 4);
             for (int64_t r : { int64_t(2 * 128 + 17), int64_t(3 * 128 + 17) })
                 for (int64_t c : { int64_t(33), c_max }) {
-                    gs.fill(g, static_cast<size_t>(pitch * c * w));
-                    const si::select_nd p =
-                            one_column_major(r, c, si::op_dst, pitch, w);
-                    const si::select_plan plan =
-                            si::plan_select(p, si::nt_candidate_bytes());
-                    const std::string desc = nd_str(p);
-                    KT_EXPECT(fails,
-                              plan_takes(plan, kisa(), jit())
-                                      << si::folded2str(plan.folded),
-                              desc);
-                    if (jit()) {
-                        const si::select_folded &f = plan.folded;
-                        const si::kernel_isa want = si::transpose_kernel_isa(
-                                kisa(), si::op_dst, w, f.dims[f.ndims - 2],
-                                false, f.strides[si::op_dst][f.ndims - 1],
-                                si::this_cpu_tuning());
-                        const bool zen5_ymm =
-                                si::this_cpu_tuning()
-                                        .ymm_dst_nt_transposes_pages
-                                && kisa() == si::kernel_isa::avx512_core
-                                && (w == 2 || w == 4);
+                    si::kernel_isa want;
+                    column_major_dst_against_guards(gs, kisa(), r, c, pitch, w,
+                                                    fails, want);
+                    if (jit())
                         KT_EXPECT(
                                 fails,
                                 ::testing::AssertionResult(
@@ -194,25 +185,8 @@ TEST_P(kernel_layouts_guard, DstLinesPagesApartAgainstGuards) {
                                         == (zen5_ymm
                                             || kisa() == si::kernel_isa::avx2))
                                         << si::kernel_isa2str(want),
-                                desc);
-                        const std::string name = si::transpose_kernel_name(
-                                { want, static_cast<uint8_t>(w), 1 });
-                        KT_EXPECT(fails,
-                                  ::testing::AssertionResult(
-                                          plan.transpose_dst_nt
-                                          && plan.transpose_dst_nt->name()
-                                                     == name)
-                                          << plan.kernel_str() << " wants "
-                                          << name,
-                                  desc);
-                    }
-                    for (bool at_end : { true, false })
-                        for (int nthr : { 1, 2 })
-                            KT_EXPECT(fails,
-                                      run_guarded(gs, p, plan, at_end, nthr),
-                                      desc + (at_end ? " at end" : " at begin")
-                                              + " nthreads "
-                                              + std::to_string(nthr));
+                                "w " + std::to_string(w) + " ld "
+                                        + std::to_string(ld));
                 }
         }
 }
