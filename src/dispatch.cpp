@@ -152,7 +152,7 @@ cpu_tuning tuning_of(cpu_kind k) {
             // from DRAM at 2 threads). The packed kernels of many channels
             // ran 1.7-5x longer from DRAM without their prefetch ("The
             // packed kernel's inputs prefetched"). dst's nt transposes of
-            // lines a multiple of 4 KiB apart ran 1.35-1.55x as fast with
+            // lines a multiple of 4 KiB apart ran 1.39-1.59x as fast with
             // AVX2's kernels ("dst lines a multiple of 4 KiB apart").
             t.ymm_input_transposes_dwords = true;
             t.ymm_dst_nt_transposes_pages = true;

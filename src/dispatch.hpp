@@ -261,7 +261,7 @@ bool dst_block_staged(const select_folded &f);
 /// each, where dst_ld is a multiple of 256 bytes). On Zen 5, dst's nt
 /// transpose from the scratch ([2048, 2048] bf16, 1 thread) took 551-570
 /// µs with AVX2's against 873-874 with AVX-512's, which took 525-560 where
-/// the lines lie 4032 or 4160 bytes apart; layout case L20 ran 1.2-1.7x as
+/// the lines lie 4032 or 4160 bytes apart; layout case L20 ran 1.21-1.43x as
 /// fast, from the L3 and from DRAM, at 1 and 2 threads (docs/performance.md,
 /// "dst lines a multiple of 4 KiB apart").
 ///

@@ -955,7 +955,7 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
             for (int64_t rows :
                  { 1, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 65, 128, 2048 })
                 for (bool may_stream : { false, true })
-                    for (int64_t ld : { 0, 4001, 4160, 4096, 8192 })
+                    for (int64_t ld : { 0, 4008, 4160, 4096, 8192 })
                         for (si::cpu_kind k :
                              { si::cpu_kind::other, si::cpu_kind::amd,
                                si::cpu_kind::amd_zen4,
@@ -1048,7 +1048,8 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
     // Intel's are the defaults; every AMD CPU splits a transposed dst of
     // few matrices by panels; Zen 4 takes all of its own rules; Zen 5 only
     // the AVX2 transposes of 4-byte inputs, the 2-byte dst blocks and the
-    // packed kernel's prefetch.
+    // packed kernel's prefetch, and one of its own: AVX2's nt transposes of
+    // dst lines a multiple of 4 KiB apart.
     using C = si::cpu_kind;
     for (C k : { C::other, C::amd, C::amd_zen4, C::amd_zen5 }) {
         const si::cpu_tuning t = si::tuning_of(k);
@@ -1057,6 +1058,7 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
                 "cpu kind " + std::to_string(static_cast<int>(k));
         EXPECT_EQ(t.ymm_input_transposes_words, z4) << desc;
         EXPECT_EQ(t.ymm_input_transposes_dwords, z4 || z5) << desc;
+        EXPECT_EQ(t.ymm_dst_nt_transposes_pages, z5) << desc;
         EXPECT_EQ(t.split_permutes, z4) << desc;
         EXPECT_EQ(t.dt_words, z4 || z5) << desc;
         EXPECT_EQ(t.dt_prefetch_words, z4) << desc;
