@@ -1172,6 +1172,7 @@ namespace {
 // when the policy times it.
 store_kind pick_stores(const select_plan &plan, int team, const void *dst,
                        store_override stores, int &ticket) {
+    ticket = -1;
     static_assert(
             static_cast<int>(store_override::regular_transpose)
                     == 1 + static_cast<int>(store_kind::regular_transpose),
