@@ -908,6 +908,27 @@ inline si::store_override store_override_of(si::store_kind k) {
     return static_cast<si::store_override>(1 + static_cast<int>(k));
 }
 
+/// Runs `run(k)` (an execute forcing store kind k, and its checks) for
+/// each of the plan's kinds that store a transposed dst by its transposes
+/// from the scratch (regular_transpose, nt_transpose), dst (`init.size()`
+/// bytes) first set back to `init`; the first failure, naming its kind.
+template <typename Run>
+::testing::AssertionResult
+over_transpose_kinds(const si::select_plan &plan, uint8_t *dst,
+                     const std::vector<uint8_t> &init, Run run) {
+    for (const si::store_kind k :
+         { si::store_kind::regular_transpose, si::store_kind::nt_transpose }) {
+        if (!(plan.store_kinds() & si::store_kind_bit(k)))
+            continue;
+        if (!init.empty())
+            std::memcpy(dst, init.data(), init.size());
+        ::testing::AssertionResult r = run(k);
+        if (!r)
+            return r << " (stores " << si::store_kind_name(k) << ")";
+    }
+    return ::testing::AssertionSuccess();
+}
+
 /// Runs `p` through plan_select + execute_plan with the ISA in force and
 /// compares with impl::ref_select (and the naive oracle) bit for bit,
 /// including dst's gaps and the canaries. `working_set` decides the nt
@@ -1007,20 +1028,17 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
     r = b.canaries_ok();
     // A transposed dst that kernel_dt writes: also by dst's transposes
     // from the scratch, the plan's other store kinds.
-    for (const si::store_kind k :
-         { si::store_kind::regular_transpose, si::store_kind::nt_transpose }) {
-        if (!r || !(plan.store_kinds() & si::store_kind_bit(k)))
-            continue;
-        if (dbytes)
-            std::memcpy(b.dst.data(), init.data(), dbytes);
-        si::execute_plan(plan, p, b.cond.data(), b.src0.data(), b.src1.data(),
-                         b.dst.data(), o.nthreads, store_override_of(k));
-        r = bytes_equal(b.dst.data(), want.data(), dbytes, p.elem_size);
-        if (!r)
-            return r << " (stores " << si::store_kind_name(k) << ")";
-        r = b.canaries_ok();
-    }
-    return r;
+    if (!r)
+        return r;
+    return over_transpose_kinds(
+            plan, b.dst.data(), init, [&](si::store_kind k) {
+                si::execute_plan(plan, p, b.cond.data(), b.src0.data(),
+                                 b.src1.data(), b.dst.data(), o.nthreads,
+                                 store_override_of(k));
+                auto rk = bytes_equal(b.dst.data(), want.data(), dbytes,
+                                      p.elem_size);
+                return rk ? b.canaries_ok() : rk;
+            });
 }
 
 /// Runs `plan` over `p` with dst aligned and misaligned by `misd` bytes,
@@ -1084,19 +1102,13 @@ run_against_guards(guard_set &gs, const si::select_nd &p,
                                    : si::store_override::none);
     auto r = bytes_equal(dst, want.data(), dbytes, p.elem_size);
     // The plan's other store kinds: dst's transposes in place of kernel_dt.
-    for (const si::store_kind k :
-         { si::store_kind::regular_transpose, si::store_kind::nt_transpose }) {
-        if (!r || !(plan.store_kinds() & si::store_kind_bit(k)))
-            continue;
-        if (dbytes)
-            std::memcpy(dst, init.data(), dbytes);
+    if (!r)
+        return r;
+    return over_transpose_kinds(plan, dst, init, [&](si::store_kind k) {
         si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, nthreads,
                          store_override_of(k));
-        r = bytes_equal(dst, want.data(), dbytes, p.elem_size);
-        if (!r)
-            return r << " (stores " << si::store_kind_name(k) << ")";
-    }
-    return r;
+        return bytes_equal(dst, want.data(), dbytes, p.elem_size);
+    });
 }
 
 /// run_against_guards with ref_select as the oracle.
