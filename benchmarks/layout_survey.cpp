@@ -2,7 +2,7 @@
 // cases the suite was tuned on, each timed against the dense row-major
 // Select of the same shapes in the same process.
 //
-//   selgraph_layout_survey [--cases N] [--seed S] [--case K]
+//   selgraph_layout_survey [--cases N] [--seed S] [--case K] [--check]
 //
 // Each case draws a rank (2-4), dims whose product gives 2-16 MiB per full
 // operand, an element type (f32, bf16, s8, f64), a broadcast (none, a
@@ -16,8 +16,12 @@
 // strides (the median of three runs; bytes as the suite counts them) and
 // the plan (verbose names); at the end, the spread of x dense and the
 // cases slower than the plain loop. `--case K` runs case K of the seed alone,
-// to look at one again. OMP_NUM_THREADS sets the threads. docs/performance.md
-// ("Outside the suite's layouts") has what a run found.
+// to look at one again. `--check` times nothing: each case's dst, padding
+// included, after each execute of the store policy's warm-up and two more
+// is compared byte for byte with the plain loop's from the same bytes, and the
+// exit status is 1 where any differs or fails. OMP_NUM_THREADS sets the
+// threads. docs/performance.md ("Outside the suite's layouts") has what a
+// run found.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -185,7 +189,8 @@ struct case_result {
 };
 
 // Runs one case.
-case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng) {
+case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng,
+                     bool check) {
     const int w = dtype_size(c.t);
     std::vector<int64_t> strides[4];
     buffer laid[4], dense[4];
@@ -213,14 +218,7 @@ case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng) {
     selgraph_select sg(c.dims, c.t, &strides), sd(c.dims, c.t);
     const selgraph::compiled_partition cp =
             sg.compile(selgraph::cpu_isa::isa_all);
-    const selgraph::compiled_partition cpd =
-            sd.compile(selgraph::cpu_isa::isa_all);
     sg.bind(ops(laid));
-    sd.bind(ops(dense));
-    for (int i = 0; i < warmup_executes() + 2; ++i) {
-        sg.execute(cp);
-        sd.execute(cpd);
-    }
     // The plain loop over the same strides, dims right-aligned to dst's.
     const dims_t &dd = c.dims[op_dst];
     const int nd = static_cast<int>(dd.size());
@@ -230,6 +228,46 @@ case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng) {
     for (int op = 0; op < 4; ++op)
         loop_nd_strides(nd, c.dims[op], strides[op], lst[op]);
     const int nthr = omp_get_max_threads();
+    if (check) {
+        // dst's whole span, padding included, after the plain loop and
+        // after each execute, each from the same random bytes.
+        buffer &o = laid[op_dst];
+        const size_t n = static_cast<size_t>(
+                (dd.empty() ? 1 : span(dd, strides[op_dst])) * w);
+        const std::vector<uint8_t> before(o.as<uint8_t>(), o.as<uint8_t>() + n);
+        loop_nd(nd, ldims, lst, w, ops(laid), nthr);
+        const std::vector<uint8_t> want(o.as<uint8_t>(), o.as<uint8_t>() + n);
+        // Every execute of the store policy's warm-up, which tries each
+        // store kind, and two after it.
+        size_t bad = n;
+        for (int i = 0; i < warmup_executes() + 2 && bad == n; ++i) {
+            std::memcpy(o.get(), before.data(), n);
+            sg.execute(cp);
+            bad = 0;
+            while (bad < n && want[bad] == o.as<uint8_t>()[bad])
+                ++bad;
+        }
+        std::printf("%4d %s %-4s | cond %s | src_0 %s | src_1 %s | dst %s | "
+                    "%s",
+                    k, bad == n ? "same" : "DIFFERS", dtype_name(c.t),
+                    describe(c.dims[op_cond], c.order[op_cond], c.pad).c_str(),
+                    describe(c.dims[op_src0], c.order[op_src0], c.pad).c_str(),
+                    describe(c.dims[op_src1], c.order[op_src1], c.pad).c_str(),
+                    describe(dd, c.order[op_dst], c.pad).c_str(),
+                    sg.plan_label(selgraph::cpu_isa::isa_all).c_str());
+        if (bad < n)
+            std::printf(" (first at dst byte %zu of %zu)", bad, n);
+        std::printf("\n");
+        std::fflush(stdout);
+        return { bad == n ? 1.0 : 0.0, 0 };
+    }
+    const selgraph::compiled_partition cpd =
+            sd.compile(selgraph::cpu_isa::isa_all);
+    sd.bind(ops(dense));
+    for (int i = 0; i < warmup_executes() + 2; ++i) {
+        sg.execute(cp);
+        sd.execute(cpd);
+    }
     const auto time_loop = [&] {
         const auto a = std::chrono::steady_clock::now();
         loop_nd(nd, ldims, lst, w, ops(laid), nthr);
@@ -269,26 +307,30 @@ case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng) {
 int main(int argc, char **argv) {
     int cases = 40, only = -1;
     unsigned seed = 1;
-    for (int i = 1; i + 1 < argc; i += 2) {
+    bool check = false;
+    const auto usage = [&] {
+        std::fprintf(stderr,
+                     "usage: %s [--cases N] [--seed S] [--case K] [--check]\n",
+                     argv[0]);
+        return 2;
+    };
+    for (int i = 1; i < argc; ++i) {
         const std::string o = argv[i];
-        const int v = std::atoi(argv[i + 1]);
+        if (o == "--check") {
+            check = true;
+            continue;
+        }
+        if (i + 1 == argc)
+            return usage();
+        const int v = std::atoi(argv[++i]);
         if (o == "--cases" && v > 0)
             cases = v;
         else if (o == "--seed")
             seed = static_cast<unsigned>(v);
         else if (o == "--case" && v >= 0)
             only = v;
-        else {
-            std::fprintf(stderr,
-                         "usage: %s [--cases N] [--seed S] [--case K]\n",
-                         argv[0]);
-            return 2;
-        }
-    }
-    if ((argc - 1) % 2) {
-        std::fprintf(stderr, "usage: %s [--cases N] [--seed S] [--case K]\n",
-                     argv[0]);
-        return 2;
+        else
+            return usage();
     }
     std::mt19937 rng(seed);
     std::vector<double> all;
@@ -299,12 +341,18 @@ int main(int argc, char **argv) {
         if (only >= 0 && k != only)
             continue;
         try {
-            const case_result r = run_case(k, c, fill);
+            const case_result r = run_case(k, c, fill, check);
             all.push_back(r.x_dense);
             vs_loop.emplace_back(r.x_loop, k);
         } catch (const std::exception &e) {
             std::printf("%4d error: %s\n", k, e.what());
         }
+    }
+    if (check) {
+        const auto same = std::count(all.begin(), all.end(), 1.0);
+        std::printf("dst as the plain loop writes it: %ld of %d cases\n",
+                    static_cast<long>(same), only >= 0 ? 1 : cases);
+        return same == (only >= 0 ? 1 : cases) ? 0 : 1;
     }
     if (all.size() > 1) {
         std::sort(all.begin(), all.end());
