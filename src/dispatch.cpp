@@ -153,8 +153,11 @@ cpu_tuning tuning_of(cpu_kind k) {
             // ran 1.7-5x longer from DRAM without their prefetch ("The
             // packed kernel's inputs prefetched"). dst's nt transposes of
             // lines a multiple of 4 KiB apart ran 1.39-1.59x as fast with
-            // AVX2's kernels ("dst lines a multiple of 4 KiB apart").
+            // AVX2's kernels ("dst lines a multiple of 4 KiB apart"), and
+            // so did 2-byte inputs whose lines crowd one L1 set, 1.07-1.23x
+            // ("2-byte inputs whose lines crowd one L1 set").
             t.ymm_input_transposes_dwords = true;
+            t.ymm_input_transposes_crowded_words = true;
             t.ymm_dst_nt_transposes_pages = true;
             t.dt_words = true;
             t.dt_prefetch_packed = true;
@@ -177,21 +180,25 @@ const cpu_tuning &this_cpu_tuning() {
 }
 
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
-                                int64_t rows, bool may_stream,
-                                int64_t nt_dst_ld, const cpu_tuning &t) {
+                                int64_t rows, bool may_stream, int64_t ld,
+                                const cpu_tuning &t) {
     if (isa == kernel_isa::avx512_core && operand != op_dst && elem_bytes > 1
         && rows * elem_bytes >= 32 && rows * elem_bytes < 64)
         return kernel_isa::avx2;
-    const bool nt_dst = operand == op_dst && nt_dst_ld != 0;
-    const bool carried = nt_dst && nt_dst_ld % 64 != 0;
+    const bool nt_dst = operand == op_dst && ld != 0;
+    const bool carried = nt_dst && ld % 64 != 0;
     if (carried && elem_bytes == 1 && isa == kernel_isa::avx512_core)
         return kernel_isa::avx2;
-    if (t.ymm_dst_nt_transposes_pages && nt_dst && nt_dst_ld % 4096 == 0
+    if (t.ymm_dst_nt_transposes_pages && nt_dst && ld % 4096 == 0
         && (elem_bytes == 2 || elem_bytes == 4)
         && isa == kernel_isa::avx512_core)
         return kernel_isa::avx2;
+    // An AVX-512 register tile reads 16 lines of the source.
     const bool ymm_input =
-            (elem_bytes == 2 && t.ymm_input_transposes_words)
+            (elem_bytes == 2
+             && (t.ymm_input_transposes_words
+                 || (t.ymm_input_transposes_crowded_words
+                     && rows_crowd_l1_sets(ld, 16))))
             || (elem_bytes == 4 && t.ymm_input_transposes_dwords);
     if (ymm_input && isa == kernel_isa::avx512_core && operand != op_dst
         && !may_stream)
@@ -301,7 +308,8 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             const int w = operand_bytes(i, f.elem_size);
             plan.transpose[i] = get_transpose_kernel(tuned_transpose_key(
                     transpose_kernel_isa(isa, i, w, f.dims[f.ndims - 2],
-                                         may_stream, 0, tuning),
+                                         may_stream, f.strides[i][f.ndims - 1],
+                                         tuning),
                     w, false));
         }
     // A transposed dst and nothing else transposed: the kernel that writes

@@ -23,6 +23,11 @@ struct cpu_tuning {
     /// whose tiles never stream are transposed by the AVX2 kernels.
     bool ymm_input_transposes_words = false;
     bool ymm_input_transposes_dwords = false;
+    /// transpose_kernel_isa: an AVX-512 plan's inputs of 2 bytes whose
+    /// tiles never stream and whose lines crowd one L1 set over a register
+    /// tile (rows_crowd_l1_sets over 16 lines) are transposed by the AVX2
+    /// kernels.
+    bool ymm_input_transposes_crowded_words = false;
     /// transpose_kernel_isa: an AVX-512 plan's non-temporal dst transpose
     /// of 2 and 4 bytes whose dst lines lie a multiple of 4 KiB apart is
     /// AVX2's.
@@ -214,10 +219,10 @@ bool tiles_may_stream(const select_folded &f);
 bool dst_block_staged(const select_folded &f);
 
 /// The ISA of the transposing kernel of `operand` (elements of `elem_bytes`
-/// bytes, `rows` along the tile dim) in a plan of `isa`; `nt_dst_ld`: for
-/// dst's non-temporal transpose, the bytes between dst's lines (the tile's
-/// columns), 0 for every other transposing kernel. `isa`, except in four
-/// cases.
+/// bytes, `rows` along the tile dim) in a plan of `isa`; `ld`: for an
+/// input, the bytes between its lines (the tile's columns in the source);
+/// for dst's non-temporal transpose, the bytes between dst's lines; 0 for
+/// dst's regular transpose. `isa`, except in five cases.
 ///
 /// On every CPU, an AVX-512 plan's transposed input of 2 to 8 bytes whose
 /// tile dim holds fewer rows than an AVX-512 register tile (64 bytes of
@@ -242,8 +247,19 @@ bool dst_block_staged(const select_folded &f);
 /// their strips are one AVX-512 register tile tall, and the AVX2 kernels
 /// ran them slower.
 ///
+/// Where the tuning says so (`t.ymm_input_transposes_crowded_words`: Zen
+/// 5), so are an AVX-512 plan's 2-byte inputs whose tiles never stream and
+/// whose lines (`ld` apart) crowd one L1 set over an AVX-512 register tile
+/// (rows_crowd_l1_sets over its 16 lines: lines a multiple of 4 KiB apart
+/// or within a few bytes of one); AVX2's register tile reads 8 lines. On
+/// Zen 5, 1 thread, L6, L11 and L22 bf16 (lines 4096, 4094 and 114688
+/// bytes apart) ran 1.07-1.12x as fast from the L3 and L6 and L22
+/// 1.16-1.23x from DRAM at 1 and 2 threads (L11 0.99x there), where L4
+/// bf16 (lines 128 bytes apart) ran 0.89x as fast with AVX2's
+/// (docs/performance.md, "2-byte inputs whose lines crowd one L1 set").
+///
 /// On every CPU, dst's non-temporal transpose of 1-byte elements whose dst
-/// rows do not start cache lines (`nt_dst_ld` not a multiple of 64 bytes:
+/// rows do not start cache lines (`ld` not a multiple of 64 bytes:
 /// consecutive strips chain through the carry, transpose_call_args::carry)
 /// is AVX2's: only AVX2's
 /// byte kernel carries (AVX-512's would need AVX512_VBMI's byte permutes),
@@ -255,7 +271,7 @@ bool dst_block_staged(const select_folded &f);
 ///
 /// Where the tuning says so (`t.ymm_dst_nt_transposes_pages`: Zen 5),
 /// dst's non-temporal transpose of 2 and 4 bytes whose lines lie a
-/// multiple of 4 KiB apart (`nt_dst_ld`: a transposed [2048, 2048] matrix)
+/// multiple of 4 KiB apart (`ld`: a transposed [2048, 2048] matrix)
 /// is AVX2's too. AVX-512's streams 64 bytes of each dst line per column
 /// block, every line in the same L1 set; AVX2's streams 256 (four lines of
 /// each, where dst_ld is a multiple of 256 bytes). On Zen 5, dst's nt
@@ -267,8 +283,8 @@ bool dst_block_staged(const select_folded &f);
 ///
 /// Elsewhere the AVX-512 kernels are the ones measured.
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
-                                int64_t rows, bool may_stream,
-                                int64_t nt_dst_ld, const cpu_tuning &t);
+                                int64_t rows, bool may_stream, int64_t ld,
+                                const cpu_tuning &t);
 
 /// transpose_key::packed_lines for a transposing kernel of `isa` (elements
 /// of `elem_bytes` bytes, non-temporal stores where `nt`): the most lines

@@ -942,7 +942,8 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
     // transposed input of 2 to 8 bytes whose tile dim holds 32 to 63 bytes
     // of each line uses the AVX2 kernel; on Zen 4, so do an AVX-512 plan's
     // transposed inputs of 2 and 4 bytes whose tiles never stream, and on
-    // Zen 5 those of 4 bytes; on every CPU, dst's carried nt transpose
+    // Zen 5 those of 4 bytes, and those of 2 bytes whose lines crowd one
+    // L1 set over a register tile; on every CPU, dst's carried nt transpose
     // (lines off the cache lines) of 1-byte elements in an AVX-512 plan
     // does, and on Zen 5 dst's nt transpose of 2 and 4 bytes whose lines
     // lie a multiple of 4 KiB apart. dst otherwise (its regular transpose:
@@ -964,13 +965,18 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                             const bool short_in = op != si::op_dst && w > 1
                                                   && rows * w >= 32
                                                   && rows * w < 64;
-                            // Zen 4: inputs of 2 and 4 bytes; Zen 5: of 4.
+                            // Zen 4: inputs of 2 and 4 bytes; Zen 5: of 4,
+                            // and of 2 where 16 lines crowd one L1 set
+                            // (4096 and 8192 bytes apart; 4008 and 4160
+                            // spread them).
+                            const bool crowded = ld == 4096 || ld == 8192;
                             const bool in_ymm =
                                     op != si::op_dst && !may_stream
                                     && ((k == si::cpu_kind::amd_zen4
                                          && (w == 2 || w == 4))
                                         || (k == si::cpu_kind::amd_zen5
-                                            && w == 4));
+                                            && (w == 4
+                                                || (w == 2 && crowded))));
                             // dst's nt transpose: carried (1 byte), and
                             // on Zen 5 lines 4 KiB apart (2 and 4 bytes).
                             const bool dst_nt = op == si::op_dst && ld != 0;
@@ -984,9 +990,8 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                                     "operand " + std::to_string(op) + " w "
                                     + std::to_string(w) + " rows "
                                     + std::to_string(rows)
-                                    + (may_stream ? " stream" : "")
-                                    + " nt dst ld " + std::to_string(ld)
-                                    + " cpu kind "
+                                    + (may_stream ? " stream" : "") + " ld "
+                                    + std::to_string(ld) + " cpu kind "
                                     + std::to_string(static_cast<int>(k));
                             EXPECT_EQ(si::transpose_kernel_isa(z, op, w, rows,
                                                                may_stream, ld,
@@ -1048,8 +1053,9 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
     // Intel's are the defaults; every AMD CPU splits a transposed dst of
     // few matrices by panels; Zen 4 takes all of its own rules; Zen 5 only
     // the AVX2 transposes of 4-byte inputs, the 2-byte dst blocks and the
-    // packed kernel's prefetch, and one of its own: AVX2's nt transposes of
-    // dst lines a multiple of 4 KiB apart.
+    // packed kernel's prefetch, and two of its own: AVX2's transposes of
+    // 2-byte inputs whose lines crowd one L1 set and AVX2's nt transposes
+    // of dst lines a multiple of 4 KiB apart.
     using C = si::cpu_kind;
     for (C k : { C::other, C::amd, C::amd_zen4, C::amd_zen5 }) {
         const si::cpu_tuning t = si::tuning_of(k);
@@ -1058,6 +1064,7 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
                 "cpu kind " + std::to_string(static_cast<int>(k));
         EXPECT_EQ(t.ymm_input_transposes_words, z4) << desc;
         EXPECT_EQ(t.ymm_input_transposes_dwords, z4 || z5) << desc;
+        EXPECT_EQ(t.ymm_input_transposes_crowded_words, z5) << desc;
         EXPECT_EQ(t.ymm_dst_nt_transposes_pages, z5) << desc;
         EXPECT_EQ(t.split_permutes, z4) << desc;
         EXPECT_EQ(t.dt_words, z4 || z5) << desc;
@@ -1086,7 +1093,8 @@ TEST_P(kernel_layouts, TransposingKernelsOfAPlan) {
             EXPECT_EQ(may, d[1] == 16) << si::folded2str(plan.folded);
             const si::kernel_isa want = si::transpose_kernel_isa(
                     kisa(), si::op_src0, w,
-                    plan.folded.dims[plan.folded.ndims - 2], may, 0, t);
+                    plan.folded.dims[plan.folded.ndims - 2], may,
+                    plan.folded.strides[si::op_src0][plan.folded.ndims - 1], t);
             EXPECT_EQ(plan.transpose[si::op_src0]->name(),
                       si::transpose_kernel_name(
                               { want, static_cast<uint8_t>(w) }))

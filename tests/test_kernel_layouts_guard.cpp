@@ -4,13 +4,13 @@
 // out of the tile's scratch; in lines off the cache lines, strips of
 // each dst row joined through a carry, by AVX2's kernel for 1-byte
 // elements in an AVX-512 plan; in lines 4 or 8 KiB apart, by AVX2's nt
-// kernel for 2- and 4-byte elements in an AVX-512 plan on Zen 5), each
-// tensor
-// ending right before a PROT_NONE page and, separately, starting right
-// after one, for row and column counts around the tile and vector sizes.
-// A read past a transposed column or a write past a tile's last row or
-// column crashes the test binary; the results are compared with
-// impl::ref_select bit for bit.
+// kernel for 2- and 4-byte elements in an AVX-512 plan on Zen 5), inputs
+// whose lines lie 4 KiB apart (by AVX2's kernel for 2-byte ones in an
+// AVX-512 plan on Zen 5), each tensor ending right before a PROT_NONE page and,
+// separately, starting right after one, for row and column counts around the
+// tile and vector sizes. A read past a transposed column or a write past a
+// tile's last row or column crashes the test binary; the results are compared
+// with impl::ref_select bit for bit.
 #include "kernel_test_utils.hpp"
 
 namespace selgraph_test {
@@ -192,6 +192,68 @@ TEST_P(kernel_layouts_guard, DstLinesPagesApartAgainstGuards) {
                                         << si::kernel_isa2str(want),
                                 "w " + std::to_string(w) + " ld "
                                         + std::to_string(ld));
+                }
+        }
+}
+
+TEST_P(kernel_layouts_guard, InputLinesPagesApartAgainstGuards) {
+    // A column-major input whose lines lie 4 or 8 KiB apart (a transposed
+    // [2048, 2048] matrix's), or 2 bytes short of 4 KiB ([2047, 2047] bf16):
+    // on Zen 5 an AVX-512 plan transposes such 2-byte inputs with AVX2's
+    // kernel (transpose_kernel_isa: its register tile's 16 lines would
+    // crowd one L1 set), elsewhere and for other sizes with the plan's.
+    // Every tensor against a guard page at either end.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 2, 4 })
+        for (int64_t ld : { int64_t(4094), int64_t(4096), int64_t(8192) }) {
+            if (ld % w != 0)
+                continue;
+            const int64_t pitch = ld / w, c_max = 97;
+            guard_set gs(static_cast<size_t>(pitch * c_max * w));
+            ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+            for (int op : { 0, 1, 2 })
+                for (int64_t c : { int64_t(33), c_max }) {
+                    const int64_t r = 2 * 128 + 17;
+                    gs.fill(g, static_cast<size_t>(pitch * c * w));
+                    const si::select_nd p =
+                            one_column_major(r, c, op, pitch, w);
+                    const si::select_plan plan = si::plan_select(p, 0);
+                    const int wt = op == si::op_cond ? 1 : w;
+                    const si::cpu_tuning &t = si::this_cpu_tuning();
+                    // Every line stride here crowds one set; Zen 4
+                    // takes AVX2's for all 2-byte inputs.
+                    const bool ymm =
+                            kisa() == si::kernel_isa::avx2
+                            || (!si::tiles_may_stream(plan.folded)
+                                && ((wt == 2
+                                     && (t.ymm_input_transposes_words
+                                         || t.ymm_input_transposes_crowded_words))
+                                    || (wt == 4
+                                        && t.ymm_input_transposes_dwords)));
+                    const std::string desc =
+                            "operand " + std::to_string(op) + " " + nd_str(p);
+                    KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                    if (jit())
+                        KT_EXPECT(fails,
+                                  ::testing::AssertionResult(
+                                          plan.transpose[op]
+                                          && (plan.transpose[op]->key().isa
+                                              == si::kernel_isa::avx2)
+                                                     == ymm)
+                                          << plan.kernel_str(),
+                                  desc);
+                    // Two threads against the upper guards, one
+                    // against the lower ones.
+                    for (bool at_end : { true, false })
+                        KT_EXPECT(fails,
+                                  run_guarded(gs, p, plan, at_end,
+                                              at_end ? 2 : 1),
+                                  desc
+                                          + (at_end ? " at end, 2 threads"
+                                                    : " at begin, 1 thread"));
+                    if (fails >= 6)
+                        return;
                 }
         }
 }
@@ -569,7 +631,8 @@ TEST_P(kernel_layouts_guard, ShortTileDimsAgainstGuards) {
                                          || (wt > 1 && r * wt < 64);
                         const si::kernel_isa want = si::transpose_kernel_isa(
                                 kisa(), op, wt, f.dims[f.ndims - 2],
-                                si::tiles_may_stream(f), 0,
+                                si::tiles_may_stream(f),
+                                f.strides[op][f.ndims - 1],
                                 si::this_cpu_tuning());
                         KT_EXPECT(
                                 fails,
