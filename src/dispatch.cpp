@@ -155,7 +155,8 @@ cpu_tuning tuning_of(cpu_kind k) {
             // lines a multiple of 4 KiB apart ran 1.39-1.59x as fast with
             // AVX2's kernels ("dst lines a multiple of 4 KiB apart"), and
             // so did 2-byte inputs whose lines crowd one L1 set, 1.07-1.23x
-            // ("2-byte inputs whose lines crowd one L1 set").
+            // but L11 from DRAM 0.99x ("2-byte inputs whose lines crowd one
+            // L1 set").
             t.ymm_input_transposes_dwords = true;
             t.ymm_input_transposes_crowded_words = true;
             t.ymm_dst_nt_transposes_pages = true;
@@ -181,11 +182,11 @@ const cpu_tuning &this_cpu_tuning() {
 
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
                                 int64_t rows, bool may_stream, int64_t ld,
-                                const cpu_tuning &t) {
+                                bool nt, const cpu_tuning &t) {
     if (isa == kernel_isa::avx512_core && operand != op_dst && elem_bytes > 1
         && rows * elem_bytes >= 32 && rows * elem_bytes < 64)
         return kernel_isa::avx2;
-    const bool nt_dst = operand == op_dst && ld != 0;
+    const bool nt_dst = operand == op_dst && nt;
     const bool carried = nt_dst && ld % 64 != 0;
     if (carried && elem_bytes == 1 && isa == kernel_isa::avx512_core)
         return kernel_isa::avx2;
@@ -309,7 +310,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             plan.transpose[i] = get_transpose_kernel(tuned_transpose_key(
                     transpose_kernel_isa(isa, i, w, f.dims[f.ndims - 2],
                                          may_stream, f.strides[i][f.ndims - 1],
-                                         tuning),
+                                         false, tuning),
                     w, false));
         }
     // A transposed dst and nothing else transposed: the kernel that writes
@@ -388,9 +389,9 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             // dst itself streams only where each column is whole lines.
             const bool off_lines = f.strides[op_dst][nd - 1] % 64 != 0;
             plan.transpose_dst_nt = get_transpose_kernel(tuned_transpose_key(
-                    transpose_kernel_isa(isa, op_dst, f.elem_size,
-                                         f.dims[nd - 2], false,
-                                         f.strides[op_dst][nd - 1], tuning),
+                    transpose_kernel_isa(
+                            isa, op_dst, f.elem_size, f.dims[nd - 2], false,
+                            f.strides[op_dst][nd - 1], true, tuning),
                     f.elem_size, true));
             if (dt && (kdt.dt_rows || !off_lines)) {
                 kdt.nt_stores = 1;

@@ -219,10 +219,10 @@ bool tiles_may_stream(const select_folded &f);
 bool dst_block_staged(const select_folded &f);
 
 /// The ISA of the transposing kernel of `operand` (elements of `elem_bytes`
-/// bytes, `rows` along the tile dim) in a plan of `isa`; `ld`: for an
-/// input, the bytes between its lines (the tile's columns in the source);
-/// for dst's non-temporal transpose, the bytes between dst's lines; 0 for
-/// dst's regular transpose. `isa`, except in five cases.
+/// bytes, `rows` along the tile dim) in a plan of `isa`; `ld`: the bytes
+/// between the operand's lines (the tile's columns: an input's in the
+/// source, dst's in dst); `nt`: the kernel is dst's non-temporal
+/// transpose. `isa`, except in five cases.
 ///
 /// On every CPU, an AVX-512 plan's transposed input of 2 to 8 bytes whose
 /// tile dim holds fewer rows than an AVX-512 register tile (64 bytes of
@@ -251,7 +251,9 @@ bool dst_block_staged(const select_folded &f);
 /// 5), so are an AVX-512 plan's 2-byte inputs whose tiles never stream and
 /// whose lines (`ld` apart) crowd one L1 set over an AVX-512 register tile
 /// (rows_crowd_l1_sets over its 16 lines: lines a multiple of 4 KiB apart
-/// or within a few bytes of one); AVX2's register tile reads 8 lines. On
+/// or within a few bytes of one; a fold in pieces of fewer than 16 columns,
+/// whose calls move fewer lines, is judged the same, unmeasured); AVX2's
+/// register tile reads 8 lines. On
 /// Zen 5, 1 thread, L6, L11 and L22 bf16 (lines 4096, 4094 and 114688
 /// bytes apart) ran 1.07-1.12x as fast from the L3 and L6 and L22
 /// 1.16-1.23x from DRAM at 1 and 2 threads (L11 0.99x there), where L4
@@ -284,7 +286,7 @@ bool dst_block_staged(const select_folded &f);
 /// Elsewhere the AVX-512 kernels are the ones measured.
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
                                 int64_t rows, bool may_stream, int64_t ld,
-                                const cpu_tuning &t);
+                                bool nt, const cpu_tuning &t);
 
 /// transpose_key::packed_lines for a transposing kernel of `isa` (elements
 /// of `elem_bytes` bytes, non-temporal stores where `nt`): the most lines

@@ -378,7 +378,7 @@ TEST_P(kernel_layouts, PermutationOfDst) {
                                                       big.folded.dims
                                                               [big.folded.ndims
                                                                - 2],
-                                                      false, dst_ld,
+                                                      false, dst_ld, true,
                                                       si::this_cpu_tuning()),
                                               static_cast<uint8_t>(p.elem_size),
                                               1 });
@@ -946,8 +946,8 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
     // L1 set over a register tile; on every CPU, dst's carried nt transpose
     // (lines off the cache lines) of 1-byte elements in an AVX-512 plan
     // does, and on Zen 5 dst's nt transpose of 2 and 4 bytes whose lines
-    // lie a multiple of 4 KiB apart. dst otherwise (its regular transpose:
-    // no line stride given), 8-byte elements of longer tiles, streamed
+    // lie a multiple of 4 KiB apart. dst otherwise (its regular transpose,
+    // whatever its line stride), 8-byte elements of longer tiles, streamed
     // tiles and every other CPU keep the plan's ISA.
     using K = si::kernel_isa;
     const K z = K::avx512_core, y = K::avx2;
@@ -956,54 +956,57 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
             for (int64_t rows :
                  { 1, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 65, 128, 2048 })
                 for (bool may_stream : { false, true })
-                    for (int64_t ld : { 0, 4008, 4160, 4096, 8192 })
-                        for (si::cpu_kind k :
-                             { si::cpu_kind::other, si::cpu_kind::amd,
-                               si::cpu_kind::amd_zen4,
-                               si::cpu_kind::amd_zen5 }) {
-                            const si::cpu_tuning t = si::tuning_of(k);
-                            const bool short_in = op != si::op_dst && w > 1
-                                                  && rows * w >= 32
-                                                  && rows * w < 64;
-                            // Zen 4: inputs of 2 and 4 bytes; Zen 5: of 4,
-                            // and of 2 where 16 lines crowd one L1 set
-                            // (4096 and 8192 bytes apart; 4008 and 4160
-                            // spread them).
-                            const bool crowded = ld == 4096 || ld == 8192;
-                            const bool in_ymm =
-                                    op != si::op_dst && !may_stream
-                                    && ((k == si::cpu_kind::amd_zen4
-                                         && (w == 2 || w == 4))
-                                        || (k == si::cpu_kind::amd_zen5
-                                            && (w == 4
-                                                || (w == 2 && crowded))));
-                            // dst's nt transpose: carried (1 byte), and
-                            // on Zen 5 lines 4 KiB apart (2 and 4 bytes).
-                            const bool dst_nt = op == si::op_dst && ld != 0;
-                            const bool dst_ymm =
-                                    dst_nt
-                                    && ((ld % 64 != 0 && w == 1)
-                                        || (k == si::cpu_kind::amd_zen5
-                                            && ld % 4096 == 0
-                                            && (w == 2 || w == 4)));
-                            const std::string desc =
-                                    "operand " + std::to_string(op) + " w "
-                                    + std::to_string(w) + " rows "
-                                    + std::to_string(rows)
-                                    + (may_stream ? " stream" : "") + " ld "
-                                    + std::to_string(ld) + " cpu kind "
-                                    + std::to_string(static_cast<int>(k));
-                            EXPECT_EQ(si::transpose_kernel_isa(z, op, w, rows,
-                                                               may_stream, ld,
-                                                               t),
-                                      short_in || in_ymm || dst_ymm ? y : z)
-                                    << desc;
-                            EXPECT_EQ(si::transpose_kernel_isa(y, op, w, rows,
-                                                               may_stream, ld,
-                                                               t),
-                                      y)
-                                    << desc;
-                        }
+                    for (int64_t ld : { 64, 4008, 4160, 4096, 8192 })
+                        for (bool nt : { false, true })
+                            for (si::cpu_kind k :
+                                 { si::cpu_kind::other, si::cpu_kind::amd,
+                                   si::cpu_kind::amd_zen4,
+                                   si::cpu_kind::amd_zen5 }) {
+                                const si::cpu_tuning t = si::tuning_of(k);
+                                const bool short_in = op != si::op_dst && w > 1
+                                                      && rows * w >= 32
+                                                      && rows * w < 64;
+                                // Zen 4: inputs of 2 and 4 bytes; Zen 5: of 4,
+                                // and of 2 where 16 lines crowd one L1 set
+                                // (4096 and 8192 bytes apart; 4008 and 4160
+                                // spread them).
+                                const bool crowded = ld == 4096 || ld == 8192;
+                                const bool in_ymm =
+                                        op != si::op_dst && !may_stream
+                                        && ((k == si::cpu_kind::amd_zen4
+                                             && (w == 2 || w == 4))
+                                            || (k == si::cpu_kind::amd_zen5
+                                                && (w == 4
+                                                    || (w == 2 && crowded))));
+                                // dst's nt transpose: carried (1 byte), and
+                                // on Zen 5 lines 4 KiB apart (2 and 4 bytes);
+                                // its regular one keeps the plan's ISA.
+                                const bool dst_nt = op == si::op_dst && nt;
+                                const bool dst_ymm =
+                                        dst_nt
+                                        && ((ld % 64 != 0 && w == 1)
+                                            || (k == si::cpu_kind::amd_zen5
+                                                && ld % 4096 == 0
+                                                && (w == 2 || w == 4)));
+                                const std::string desc =
+                                        "operand " + std::to_string(op) + " w "
+                                        + std::to_string(w) + " rows "
+                                        + std::to_string(rows)
+                                        + (may_stream ? " stream" : "") + " ld "
+                                        + std::to_string(ld) + (nt ? " nt" : "")
+                                        + " cpu kind "
+                                        + std::to_string(static_cast<int>(k));
+                                EXPECT_EQ(si::transpose_kernel_isa(
+                                                  z, op, w, rows, may_stream,
+                                                  ld, nt, t),
+                                          short_in || in_ymm || dst_ymm ? y : z)
+                                        << desc;
+                                EXPECT_EQ(si::transpose_kernel_isa(
+                                                  y, op, w, rows, may_stream,
+                                                  ld, nt, t),
+                                          y)
+                                        << desc;
+                            }
     // tiles_may_stream: the shape half of the streaming rule, whatever the
     // thread count (plan_tiles adds the threads' balance).
     struct tc {
@@ -1094,7 +1097,8 @@ TEST_P(kernel_layouts, TransposingKernelsOfAPlan) {
             const si::kernel_isa want = si::transpose_kernel_isa(
                     kisa(), si::op_src0, w,
                     plan.folded.dims[plan.folded.ndims - 2], may,
-                    plan.folded.strides[si::op_src0][plan.folded.ndims - 1], t);
+                    plan.folded.strides[si::op_src0][plan.folded.ndims - 1],
+                    false, t);
             EXPECT_EQ(plan.transpose[si::op_src0]->name(),
                       si::transpose_kernel_name(
                               { want, static_cast<uint8_t>(w) }))

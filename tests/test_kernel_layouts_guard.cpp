@@ -48,9 +48,21 @@ void column_major_dst_against_guards(guard_set &gs, si::kernel_isa isa,
               desc);
     if (jit) {
         const si::select_folded &f = plan.folded;
-        nt_isa = si::transpose_kernel_isa(
-                isa, si::op_dst, w, f.dims[f.ndims - 2], false,
-                f.strides[si::op_dst][f.ndims - 1], si::this_cpu_tuning());
+        const int64_t ld = f.strides[si::op_dst][f.ndims - 1];
+        nt_isa = si::transpose_kernel_isa(isa, si::op_dst, w,
+                                          f.dims[f.ndims - 2], false, ld, true,
+                                          si::this_cpu_tuning());
+        // dst's regular transpose: the plan's ISA, whatever dst's lines.
+        const si::kernel_isa regular = si::transpose_kernel_isa(
+                isa, si::op_dst, w, f.dims[f.ndims - 2], false, ld, false,
+                si::this_cpu_tuning());
+        KT_EXPECT(fails,
+                  ::testing::AssertionResult(
+                          plan.transpose[si::op_dst]
+                          && plan.transpose[si::op_dst]->key().isa == regular
+                          && regular == isa)
+                          << plan.kernel_str(),
+                  desc);
         const std::string name = si::transpose_kernel_name(
                 { nt_isa, static_cast<uint8_t>(w), 1 });
         KT_EXPECT(fails,
@@ -221,7 +233,8 @@ TEST_P(kernel_layouts_guard, InputLinesPagesApartAgainstGuards) {
                     const si::select_plan plan = si::plan_select(p, 0);
                     const int wt = op == si::op_cond ? 1 : w;
                     const si::cpu_tuning &t = si::this_cpu_tuning();
-                    // Every line stride here crowds one set; Zen 4
+                    // Every 2-byte input's line stride here crowds one
+                    // set (cond, of 1 byte, takes no such rule); Zen 4
                     // takes AVX2's for all 2-byte inputs.
                     const bool ymm =
                             kisa() == si::kernel_isa::avx2
@@ -234,15 +247,18 @@ TEST_P(kernel_layouts_guard, InputLinesPagesApartAgainstGuards) {
                     const std::string desc =
                             "operand " + std::to_string(op) + " " + nd_str(p);
                     KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
-                    if (jit())
+                    if (jit()) {
+                        // A transposing kernel, of AVX2 exactly where the
+                        // rules say.
+                        const bool avx2 = plan.transpose[op]
+                                          && plan.transpose[op]->key().isa
+                                                     == si::kernel_isa::avx2;
                         KT_EXPECT(fails,
-                                  ::testing::AssertionResult(
-                                          plan.transpose[op]
-                                          && (plan.transpose[op]->key().isa
-                                              == si::kernel_isa::avx2)
-                                                     == ymm)
+                                  ::testing::AssertionResult(plan.transpose[op]
+                                                             && avx2 == ymm)
                                           << plan.kernel_str(),
                                   desc);
+                    }
                     // Two threads against the upper guards, one
                     // against the lower ones.
                     for (bool at_end : { true, false })
@@ -632,7 +648,7 @@ TEST_P(kernel_layouts_guard, ShortTileDimsAgainstGuards) {
                         const si::kernel_isa want = si::transpose_kernel_isa(
                                 kisa(), op, wt, f.dims[f.ndims - 2],
                                 si::tiles_may_stream(f),
-                                f.strides[op][f.ndims - 1],
+                                f.strides[op][f.ndims - 1], false,
                                 si::this_cpu_tuning());
                         KT_EXPECT(
                                 fails,
