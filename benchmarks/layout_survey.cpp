@@ -184,6 +184,16 @@ std::string describe(const dims_t &d, const std::vector<int> &order,
     return s;
 }
 
+// "cond ... | src_0 ... | src_1 ... | dst ...": each operand's layout.
+std::string layouts(const survey_case &c) {
+    static const char *const name[4] = { "cond", "src_0", "src_1", "dst" };
+    std::string s;
+    for (int op = 0; op < 4; ++op)
+        s += std::string(op ? " | " : "") + name[op] + " "
+             + describe(c.dims[op], c.order[op], c.pad);
+    return s;
+}
+
 struct case_result {
     double x_dense, x_loop; // the dense Select's time, the loop's, over ours
 };
@@ -194,6 +204,7 @@ case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng,
     const int w = dtype_size(c.t);
     std::vector<int64_t> strides[4];
     buffer laid[4], dense[4];
+    size_t laid_bytes[4]; // each operand's span, padding included
     for (int op = 0; op < 4; ++op) {
         const int ew = op == op_cond ? 1 : w;
         const dims_t &d = c.dims[op];
@@ -202,7 +213,8 @@ case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng,
             strides[op] = strides_in(d, c.order[op], c.pad);
             n = span(d, strides[op]);
         }
-        laid[op] = buffer(static_cast<size_t>(n * ew));
+        laid_bytes[op] = static_cast<size_t>(n * ew);
+        laid[op] = buffer(laid_bytes[op]);
         dense[op] = buffer(static_cast<size_t>(product(d) * ew));
         for (buffer *b : { &laid[op], &dense[op] }) {
             auto *p = b->as<uint8_t>();
@@ -230,51 +242,39 @@ case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng,
     const int nthr = omp_get_max_threads();
     if (check) {
         // dst's whole span, padding included, after the plain loop and
-        // after each execute, each from the same random bytes.
-        buffer &o = laid[op_dst];
-        const size_t n = static_cast<size_t>(
-                (dd.empty() ? 1 : span(dd, strides[op_dst])) * w);
-        const std::vector<uint8_t> before(o.as<uint8_t>(), o.as<uint8_t>() + n);
-        loop_nd(nd, ldims, lst, w, ops(laid), nthr);
-        const std::vector<uint8_t> want(o.as<uint8_t>(), o.as<uint8_t>() + n);
-        // The inputs' spans, which no execute may change.
-        std::vector<uint8_t> in[op_dst];
-        const auto in_bytes = [&](int op) {
-            const int64_t e =
-                    c.dims[op].empty() ? 1 : span(c.dims[op], strides[op]);
-            return static_cast<size_t>(e * (op == op_cond ? 1 : w));
+        // after each execute, each from the same random bytes; the inputs,
+        // which no execute may change.
+        const auto bytes_of = [&](int op) {
+            const uint8_t *const b = laid[op].as<uint8_t>();
+            return std::vector<uint8_t>(b, b + laid_bytes[op]);
         };
+        std::vector<uint8_t> in[op_dst];
         for (int op = 0; op < op_dst; ++op)
-            in[op].assign(laid[op].as<uint8_t>(),
-                          laid[op].as<uint8_t>() + in_bytes(op));
+            in[op] = bytes_of(op);
+        const std::vector<uint8_t> before = bytes_of(op_dst);
+        loop_nd(nd, ldims, lst, w, ops(laid), nthr);
+        const std::vector<uint8_t> want = bytes_of(op_dst);
         // Every execute of the store policy's warm-up, which tries each
         // store kind, and two after it.
+        const size_t n = laid_bytes[op_dst];
         size_t bad = n;
         for (int i = 0; i < warmup_executes() + 2 && bad == n; ++i) {
-            std::memcpy(o.get(), before.data(), n);
+            std::memcpy(laid[op_dst].get(), before.data(), n);
             sg.execute(cp);
-            bad = 0;
-            while (bad < n && want[bad] == o.as<uint8_t>()[bad])
-                ++bad;
+            bad = static_cast<size_t>(std::mismatch(want.begin(), want.end(),
+                                                    laid[op_dst].as<uint8_t>())
+                                              .first
+                                      - want.begin());
         }
         bool inputs_kept = true;
         for (int op = 0; op < op_dst; ++op)
-            inputs_kept =
-                    inputs_kept
-                    && std::memcmp(in[op].data(), laid[op].get(), in[op].size())
-                               == 0;
+            inputs_kept = inputs_kept && bytes_of(op) == in[op];
         const bool same = bad == n && inputs_kept;
-        std::printf("%4d %s %-4s | cond %s | src_0 %s | src_1 %s | dst %s | "
-                    "%s",
-                    k,
+        std::printf("%4d %s %-4s | %s | %s", k,
                     same          ? "same"
                     : inputs_kept ? "DIFFERS"
                                   : "INPUT CHANGED",
-                    dtype_name(c.t),
-                    describe(c.dims[op_cond], c.order[op_cond], c.pad).c_str(),
-                    describe(c.dims[op_src0], c.order[op_src0], c.pad).c_str(),
-                    describe(c.dims[op_src1], c.order[op_src1], c.pad).c_str(),
-                    describe(dd, c.order[op_dst], c.pad).c_str(),
+                    dtype_name(c.t), layouts(c).c_str(),
                     sg.plan_label(selgraph::cpu_isa::isa_all).c_str());
         if (bad < n)
             std::printf(" (first at dst byte %zu of %zu)", bad, n);
@@ -310,14 +310,11 @@ case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng,
                       * (product(c.dims[op_src0]) + product(c.dims[op_src1])
                          + product(c.dims[op_dst])));
     const double x = median(ratio);
-    std::printf("%4d %5.2f %-4s sel %6.1f GB/s dense %6.1f loop %6.1f | cond "
-                "%s | src_0 %s | src_1 %s | dst %s | %s\n",
+    std::printf("%4d %5.2f %-4s sel %6.1f GB/s dense %6.1f loop %6.1f | %s | "
+                "%s\n",
                 k, x, dtype_name(c.t), bytes / median(ts) / 1e9,
                 bytes / median(td) / 1e9, bytes / median(tl) / 1e9,
-                describe(c.dims[op_cond], c.order[op_cond], c.pad).c_str(),
-                describe(c.dims[op_src0], c.order[op_src0], c.pad).c_str(),
-                describe(c.dims[op_src1], c.order[op_src1], c.pad).c_str(),
-                describe(c.dims[op_dst], c.order[op_dst], c.pad).c_str(),
+                layouts(c).c_str(),
                 sg.plan_label(selgraph::cpu_isa::isa_all).c_str());
     std::fflush(stdout);
     return { x, median(tl) / median(ts) };
