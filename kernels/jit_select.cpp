@@ -71,7 +71,7 @@ std::string kernel_name(const kernel_key &k) {
                             : std::string())
              + (k.dt_prefetch ? "_pf" : "");
     else
-        s += "_u" + std::to_string(k.unroll);
+        s += "_u" + std::to_string(k.unroll) + (k.row_prefetch ? "_pf" : "");
     if (k.nt_stores)
         s += "_nt";
     return s;
@@ -120,6 +120,11 @@ private:
     const Reg64 reg_tmp_ = rsi;
     const Reg64 reg_tmp2_ = rbx;
     const Reg64 reg_lim_ = r12;
+    // kernel_key::row_prefetch: each vector input's pointer pf_rows rows
+    // on (r13-r15 are saved in the preamble).
+    const Reg64 reg_pf_cond_ = r13;
+    const Reg64 reg_pf_src0_ = r14;
+    const Reg64 reg_pf_src1_ = r15;
 
     // Vector registers: per unroll slot u a cond register, two source
     // registers and (AVX-512) a result register; then the broadcast scalars.
@@ -191,10 +196,23 @@ private:
         }
     }
 
+    // kernel_key::row_prefetch: the line pf_rows rows on of the vector at
+    // element reg_i_ + off of input `base` (`pf` its prefetch pointer),
+    // once per 64 bytes of the input.
+    void prefetch_ahead(const Reg64 &pf, int elem_bytes, int off) {
+        if (key_.row_prefetch && (off * elem_bytes) % 64 == 0)
+            prefetcht0(ptr[pf + reg_i_ * elem_bytes + off * elem_bytes]);
+    }
+
     // --- one vector of a row where cond is a vector -----------------------
     void select_vector(int u, int off, bool masked) {
         const Vmm va = key_.src0_scalar ? vmm_scalar_a_ : Vmm(vidx_a(u));
         const Vmm vb = key_.src1_scalar ? vmm_scalar_b_ : Vmm(vidx_b(u));
+        if (!key_.src0_scalar)
+            prefetch_ahead(reg_pf_src0_, w_, off);
+        if (!key_.src1_scalar)
+            prefetch_ahead(reg_pf_src1_, w_, off);
+        prefetch_ahead(reg_pf_cond_, 1, off);
         if (!key_.src0_scalar)
             load_or_plain(va, elem_addr(reg_src0_, false, off), masked);
         if (!key_.src1_scalar)
@@ -271,6 +289,8 @@ private:
                      int off, bool masked) {
         Vmm v = vs;
         if (!scalar) {
+            prefetch_ahead(src == reg_src0_ ? reg_pf_src0_ : reg_pf_src1_, w_,
+                           off);
             v = Vmm(vidx_a(u));
             load_or_plain(v, elem_addr(src, false, off), masked);
         }
@@ -621,6 +641,11 @@ private:
         // Preamble.
         push(rbx);
         push(r12);
+        if (key_.row_prefetch) {
+            push(reg_pf_cond_);
+            push(reg_pf_src0_);
+            push(reg_pf_src1_);
+        }
         mov(reg_cond_, ptr[reg_param_ + offsetof(select_call_args, cond)]);
         mov(reg_src0_, ptr[reg_param_ + offsetof(select_call_args, src0)]);
         mov(reg_src1_, ptr[reg_param_ + offsetof(select_call_args, src1)]);
@@ -629,9 +654,37 @@ private:
         mov(reg_rows_, ptr[reg_param_ + offsetof(select_call_args, rows)]);
         if constexpr (!is_avx512)
             vpxor(vmm_zero_, vmm_zero_, vmm_zero_);
+        const Reg64 *const pf_reg[3] = { &reg_pf_cond_, &reg_pf_src0_,
+                                         &reg_pf_src1_ };
+        const Reg64 *const row_reg[3] = { &reg_cond_, &reg_src0_, &reg_src1_ };
+        const size_t stride_at[3] = { offsetof(select_call_args, cond_stride),
+                                      offsetof(select_call_args, src0_stride),
+                                      offsetof(select_call_args, src1_stride) };
+        if (key_.row_prefetch) {
+            // Each input's pointer pf_rows rows on.
+            mov(reg_tmp_,
+                ptr[reg_param_ + offsetof(select_call_args, pf_rows)]);
+            for (int i = 0; i < 3; ++i) {
+                mov(*pf_reg[i], ptr[reg_param_ + stride_at[i]]);
+                imul(*pf_reg[i], reg_tmp_);
+                add(*pf_reg[i], *row_reg[i]);
+            }
+        }
 
         Label l_row;
         L(l_row);
+        if (key_.row_prefetch) {
+            // The last pf_rows rows of the call: no row pf_rows on; the
+            // pointers follow the rows themselves (their lines are being
+            // read), never beyond the call's last row.
+            Label l_ahead;
+            cmp(reg_rows_,
+                ptr[reg_param_ + offsetof(select_call_args, pf_rows)]);
+            ja(l_ahead, T_NEAR);
+            for (int i = 0; i < 3; ++i)
+                mov(*pf_reg[i], *row_reg[i]);
+            L(l_ahead);
+        }
         if (key_.cond_scalar)
             row_cond_scalar();
         else
@@ -643,6 +696,9 @@ private:
         add(reg_src1_,
             ptr[reg_param_ + offsetof(select_call_args, src1_stride)]);
         add(reg_dst_, ptr[reg_param_ + offsetof(select_call_args, dst_stride)]);
+        if (key_.row_prefetch)
+            for (int i = 0; i < 3; ++i)
+                add(*pf_reg[i], ptr[reg_param_ + stride_at[i]]);
         dec(reg_rows_);
         jnz(l_row, T_NEAR);
 
@@ -655,6 +711,11 @@ private:
             L(l_no_fence);
         }
         vzeroupper();
+        if (key_.row_prefetch) {
+            pop(reg_pf_src1_);
+            pop(reg_pf_src0_);
+            pop(reg_pf_cond_);
+        }
         pop(r12);
         pop(rbx);
         ret();
@@ -711,12 +772,14 @@ private:
 
 std::shared_ptr<const select_kernel>
 create_jit_select_kernel(const kernel_key &key) {
-    const bool key_ok = key.dst_transposed
-                                ? dst_transposed_supported(key)
-                                : (key.elem_size == 1 || key.elem_size == 2
-                                   || key.elem_size == 4 || key.elem_size == 8)
-                                          && key.unroll >= 1 && key.unroll <= 4
-                                          && !key.dt_prefetch;
+    const bool key_ok =
+            key.dst_transposed
+                    ? dst_transposed_supported(key)
+                    : (key.elem_size == 1 || key.elem_size == 2
+                       || key.elem_size == 4 || key.elem_size == 8)
+                              && key.unroll >= 1 && key.unroll <= 4
+                              && !key.dt_prefetch
+                              && (!key.row_prefetch || key.nt_stores);
     if (!key_ok)
         fail(status::unimplemented, "Select JIT: no kernel for ",
              kernel_name(key));

@@ -865,6 +865,8 @@ private:
 } // namespace
 
 bool dst_transposed_supported(const kernel_key &k) {
+    if (k.row_prefetch)
+        return false;
     // The prefetch: the blocks', and AVX-512's packed kernels'.
     if (k.dt_cols || k.dt_rows)
         return (!k.dt_prefetch || k.isa == kernel_isa::avx512_core)

@@ -43,6 +43,10 @@ struct select_call_args {
     /// 16-, 8- or 4-byte parts either way (rows of 6 f32 or 26 s8 in the
     /// tiles ran 1.5-3x faster than one element at a time).
     uint64_t elem_tail = 0;
+    /// kernel_key::row_prefetch: while on row r, each vector input's lines
+    /// of row r + pf_rows are prefetched, for the call's rows up to rows -
+    /// pf_rows (none beyond the call's last row). Other kernels ignore it.
+    uint64_t pf_rows = 0;
 };
 
 /// The most columns (channels) a packed transposed-dst kernel takes:
@@ -114,6 +118,13 @@ struct kernel_key {
     /// block prefetches its inputs' lines a fixed distance ahead into L2
     /// (`_pf` in the name; the dispatcher's choice per CPU).
     uint8_t dt_prefetch = 0;
+    /// Not dst_transposed, with nt_stores: every 64 bytes of a row also
+    /// prefetch (into L1) each vector input's matching line
+    /// select_call_args::pf_rows rows on (`_pf` in the name). For rows
+    /// that lie apart, which the hardware prefetchers followed poorly from
+    /// DRAM (padded rows; docs/performance.md); the store policy times it
+    /// against the plain non-temporal kernel (store_kind::nt_prefetch).
+    uint8_t row_prefetch = 0;
 
     bool operator==(const kernel_key &o) const {
         return isa == o.isa && elem_size == o.elem_size
@@ -121,7 +132,8 @@ struct kernel_key {
                && src0_scalar == o.src0_scalar && src1_scalar == o.src1_scalar
                && nt_stores == o.nt_stores && unroll == o.unroll
                && dst_transposed == o.dst_transposed && dt_cols == o.dt_cols
-               && dt_rows == o.dt_rows && dt_prefetch == o.dt_prefetch;
+               && dt_rows == o.dt_rows && dt_prefetch == o.dt_prefetch
+               && row_prefetch == o.row_prefetch;
     }
     bool operator!=(const kernel_key &o) const { return !(*this == o); }
 };
@@ -141,15 +153,16 @@ struct kernel_key_hash {
         v = v * 16 + k.dt_cols;
         v = v * 16 + k.dt_rows;
         v = v * 2 + k.dt_prefetch;
+        v = v * 2 + k.row_prefetch;
         return static_cast<size_t>(v * 0x9E3779B97F4A7C15ull);
     }
 };
 
-/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>][_pf]>[_nt]",
+/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>]>[_pf][_nt]",
 /// for example avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector,
 /// src_1 scalar; `dt` in place of the unroll: dst transposed (dt3: the
 /// packed kernel for rows of 3 elements; dti3: for tiles of 3 rows,
-/// interleaved; _pf: dt_prefetch).
+/// interleaved); _pf: dt_prefetch, or row_prefetch after an unroll.
 std::string kernel_name(const kernel_key &k);
 
 using select_kernel_fn = void (*)(const select_call_args *);

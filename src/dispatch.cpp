@@ -84,6 +84,8 @@ std::string select_plan::kernel_str() const {
         return "ref_nd";
     std::string s = kernel_nt ? kernel->name() + "|" + kernel_nt->name()
                               : kernel->name();
+    if (kernel_nt_pf)
+        s += "|" + kernel_nt_pf->name();
     s += transposes_str(*this, transpose[op_dst]);
     if (transpose_dst_nt)
         s += "|" + transpose_dst_nt->name();
@@ -205,6 +207,20 @@ kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
         && !may_stream)
         return kernel_isa::avx2;
     return isa;
+}
+
+bool rows_lie_apart(const select_folded &f) {
+    const int nd = f.ndims;
+    if (nd < 2 || f.has_transposed() || f.dims[nd - 2] < 2
+        || f.inner() * f.elem_size > 4096)
+        return false;
+    for (int i = 0; i < op_dst; ++i) {
+        const int64_t row = f.inner() * operand_bytes(i, f.elem_size);
+        const int64_t s = f.strides[i][nd - 2];
+        if (f.mode[i] == inner_mode::vector && s != 0 && s != row)
+            return true;
+    }
+    return false;
 }
 
 int transpose_packed_lines(kernel_isa isa, int elem_bytes, bool nt,
@@ -401,6 +417,10 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             kernel_key knt = key;
             knt.nt_stores = 1;
             plan.kernel_nt = get(knt);
+            if (rows_lie_apart(f)) {
+                knt.row_prefetch = 1;
+                plan.kernel_nt_pf = get(knt);
+            }
         }
         // auto: measured per partition; always: no tuner, nt stores.
         if (policy == nt_policy::auto_)

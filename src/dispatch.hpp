@@ -72,6 +72,10 @@ struct select_plan {
     bool swap = false;    ///< the kernel's src_0 is the user's src_1
     kernel_ptr kernel;    ///< null: the reference kernel runs
     kernel_ptr kernel_nt; ///< non-temporal variant, for large outputs
+    /// kernel_nt that also prefetches its inputs' lines row_prefetch_rows
+    /// rows ahead (kernel_key::row_prefetch), where rows_lie_apart(folded):
+    /// store_kind::nt_prefetch.
+    kernel_ptr kernel_nt_pf;
     /// Chooses among the plan's store_kinds() (the regular and the
     /// non-temporal variant of what stores dst, and for a transposed dst
     /// that kernel_dt writes, dst's transposes from the scratch) (shared
@@ -118,8 +122,9 @@ struct select_plan {
     /// The store kinds the plan can run (store_kind_bit): regular; nt
     /// where has_nt(); where kernel_dt writes a transposed dst,
     /// regular_transpose, and nt_transpose where kernel_dt_nt streams it
-    /// (dst's transposes from the scratch, in place of kernel_dt). The
-    /// tuner chooses among them.
+    /// (dst's transposes from the scratch, in place of kernel_dt);
+    /// nt_prefetch where kernel_nt_pf exists. The tuner chooses among
+    /// them.
     unsigned store_kinds() const {
         unsigned k = store_kind_bit(store_kind::regular);
         if (has_nt())
@@ -128,6 +133,8 @@ struct select_plan {
             k |= store_kind_bit(store_kind::regular_transpose);
         if (kernel_dt_nt && transpose_dst_nt)
             k |= store_kind_bit(store_kind::nt_transpose);
+        if (kernel_nt_pf)
+            k |= store_kind_bit(store_kind::nt_prefetch);
         return k;
     }
     size_t working_set = 0; ///< bytes an execute touches
@@ -206,6 +213,19 @@ int64_t scratch_pitch(int64_t bytes, int64_t rows);
 /// a transposed dst whose rows crowd so is written in bands of 128 rows
 /// (src/parallel_execute.cpp).
 bool rows_crowd_l1_sets(int64_t pitch, int64_t rows);
+
+/// The rows row_prefetch_rows ahead whose lines a kernel_nt_pf prefetches.
+/// On Zen 5, rows of 394 bytes 400 apart ran 1.07x as fast 4 rows ahead,
+/// 1.16x 8 rows ahead and 1.13x 16 rows ahead (docs/performance.md).
+constexpr uint64_t row_prefetch_rows = 8;
+
+/// Whether a folded problem's row kernel runs rows that lie apart, so that
+/// a plan storing non-temporally also carries kernel_nt_pf: no transposed
+/// operand, more than one row, dst's rows at most 4 KiB (longer rows are
+/// streams of their own to the hardware prefetchers), and some vector
+/// input's rows neither back to back nor one for all (padded rows,
+/// slices of wider tensors).
+bool rows_lie_apart(const select_folded &f);
 
 /// Whether plan_tiles streams the tiles of `f` at some thread count: its
 /// transposed inputs' tiles are contiguous blocks that fit the streaming
@@ -335,7 +355,8 @@ enum class store_override {
     regular,
     nt,
     nt_transpose,
-    regular_transpose
+    regular_transpose,
+    nt_prefetch
 };
 
 /// Runs a plan: the JIT kernel over threads, or the reference kernel.

@@ -51,12 +51,14 @@ struct folded_runner {
     select_kernel_fn fn;
     const char *base[n_operands];
     const int64_t *stride[n_operands]; // per folded dim, bytes
+    uint64_t pf_rows; // select_call_args::pf_rows (kernel_key::row_prefetch)
 
     // Rows [r0, r1), columns [c0, c1).
     void run(int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
         const int nd = f.ndims;
         select_call_args a;
         a.n = static_cast<uint64_t>(c1 - c0);
+        a.pf_rows = pf_rows;
         int64_t col_off[n_operands];
         for (int i = 0; i < n_operands; ++i)
             col_off[i] = c0 * stride[i][nd - 1];
@@ -1079,12 +1081,15 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
                                                  f.strides[slot_op[2]],
                                                  f.strides[slot_op[3]] };
     // nt: the kernel that stores dst, the row kernel or dst's transpose,
-    // stores non-temporally.
+    // stores non-temporally; nt_prefetch: the row kernel that also
+    // prefetches rows ahead.
     const bool row_nt = nt && plan.kernel_nt;
-    const select_kernel_fn fn =
-            row_nt ? plan.kernel_nt->fn() : plan.kernel->fn();
     const select_kernel *used =
-            row_nt ? plan.kernel_nt.get() : plan.kernel.get();
+            stores == store_kind::nt_prefetch && plan.kernel_nt_pf
+                    ? plan.kernel_nt_pf.get()
+            : row_nt ? plan.kernel_nt.get()
+                     : plan.kernel.get();
+    const select_kernel_fn fn = used->fn();
 
     if (f.has_transposed()) {
         // A transposed dst written by the kernel itself, where the plan
@@ -1122,11 +1127,13 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
         return used;
     }
 
-    const folded_runner runner { f,
-                                 fn,
-                                 { base[0], base[1], base[2], base[3] },
-                                 { strides[0], strides[1], strides[2],
-                                   strides[3] } };
+    const folded_runner runner {
+        f,
+        fn,
+        { base[0], base[1], base[2], base[3] },
+        { strides[0], strides[1], strides[2], strides[3] },
+        used->key().row_prefetch ? row_prefetch_rows : 0
+    };
     if (nthr <= 1) {
         runner.run(0, rows, 0, inner);
         return used;
@@ -1175,7 +1182,11 @@ store_kind pick_stores(const select_plan &plan, int team, const void *dst,
     ticket = -1;
     static_assert(
             static_cast<int>(store_override::regular_transpose)
-                    == 1 + static_cast<int>(store_kind::regular_transpose),
+                            == 1
+                                       + static_cast<int>(
+                                               store_kind::regular_transpose)
+                    && static_cast<int>(store_override::nt_prefetch)
+                               == 1 + static_cast<int>(store_kind::nt_prefetch),
             "store_override names each store_kind");
     const unsigned kinds = plan.store_kinds();
     // A forced kind the plan lacks: the same stores by its own kernel.
@@ -1195,6 +1206,8 @@ store_kind pick_stores(const select_plan &plan, int team, const void *dst,
         return store_kind::regular;
     if (stores == store_override::nt_transpose)
         return forced(store_kind::nt_transpose, store_kind::nt);
+    if (stores == store_override::nt_prefetch)
+        return forced(store_kind::nt_prefetch, store_kind::nt);
     if (stores == store_override::nt || !plan.tuner)
         return store_kind::nt;
     return plan.tuner->start(team, ticket);

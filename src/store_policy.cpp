@@ -44,6 +44,7 @@ const char *store_kind_name(store_kind k) {
         case store_kind::nt: return "nt";
         case store_kind::nt_transpose: return "nt_transpose";
         case store_kind::regular_transpose: return "regular_transpose";
+        case store_kind::nt_prefetch: return "nt_prefetch";
     }
     return "?";
 }

@@ -45,18 +45,26 @@ size_t nt_candidate_bytes();
 ///   without that kernel. From the caches the one pass can be the faster,
 ///   from DRAM the transpose's whole streamed lines, and a tile dim just
 ///   past a multiple of the kernel's row blocks wastes most of a block
-///   (docs/performance.md).
+///   (docs/performance.md);
+/// - nt_prefetch: only for a plan whose row kernel runs rows that lie
+///   apart (select_plan::kernel_nt_pf): non-temporal stores by the row
+///   kernel that also prefetches its inputs' lines some rows ahead
+///   (kernel_key::row_prefetch). From DRAM, padded rows of 394 bytes 400
+///   apart ran 1.13-1.16x as fast with it on Zen 5, rows of 788 bytes 800
+///   apart and of 500 elements 512 apart 0.9-0.98x (docs/performance.md).
 enum class store_kind : uint8_t {
     regular = 0,
     nt = 1,
     nt_transpose = 2,
-    regular_transpose = 3
+    regular_transpose = 3,
+    nt_prefetch = 4
 };
-constexpr int n_store_kinds = 4;
+constexpr int n_store_kinds = 5;
 
 /// Whether kind `k` stores dst non-temporally.
 constexpr bool stores_nt(store_kind k) {
-    return k == store_kind::nt || k == store_kind::nt_transpose;
+    return k == store_kind::nt || k == store_kind::nt_transpose
+           || k == store_kind::nt_prefetch;
 }
 
 /// The bit of kind `k` in a set of store kinds.
@@ -64,8 +72,8 @@ constexpr unsigned store_kind_bit(store_kind k) {
     return 1u << static_cast<unsigned>(k);
 }
 
-/// "regular", "nt", "nt_transpose", "regular_transpose" (verbose tune
-/// lines).
+/// "regular", "nt", "nt_transpose", "regular_transpose", "nt_prefetch"
+/// (verbose tune lines).
 const char *store_kind_name(store_kind k);
 
 /// Chooses the store kind of a compiled partition from its own executes,

@@ -68,6 +68,17 @@ inline si::kernel_key make_key(si::kernel_isa isa, int elem_size,
     return k;
 }
 
+/// make_key's non-temporal key with kernel_key::row_prefetch.
+inline si::kernel_key make_pf_key(si::kernel_isa isa, int elem_size,
+                                  int cond_scalar, int invert_cond,
+                                  int src0_scalar, int src1_scalar,
+                                  int unroll) {
+    si::kernel_key k = make_key(isa, elem_size, cond_scalar, invert_cond,
+                                src0_scalar, src1_scalar, 1, unroll);
+    k.row_prefetch = 1;
+    return k;
+}
+
 // ---------------------------------------------------------------------------
 // The ISA parameter.
 
@@ -909,15 +920,18 @@ inline si::store_override store_override_of(si::store_kind k) {
 }
 
 /// Runs `run(k)` (an execute forcing store kind k, and its checks) for
-/// each of the plan's kinds that store a transposed dst by its transposes
-/// from the scratch (regular_transpose, nt_transpose), dst (`init.size()`
-/// bytes) first set back to `init`; the first failure, naming its kind.
+/// each of the plan's kinds beyond regular and nt (regular_transpose and
+/// nt_transpose: a transposed dst stored by its transposes from the
+/// scratch; nt_prefetch: the row kernel that prefetches rows ahead), dst
+/// (`init.size()` bytes) first set back to `init`; the first failure,
+/// naming its kind.
 template <typename Run>
 ::testing::AssertionResult
-over_transpose_kinds(const si::select_plan &plan, uint8_t *dst,
-                     const std::vector<uint8_t> &init, Run run) {
+over_other_kinds(const si::select_plan &plan, uint8_t *dst,
+                 const std::vector<uint8_t> &init, Run run) {
     for (const si::store_kind k :
-         { si::store_kind::regular_transpose, si::store_kind::nt_transpose }) {
+         { si::store_kind::regular_transpose, si::store_kind::nt_transpose,
+           si::store_kind::nt_prefetch }) {
         if (!(plan.store_kinds() & si::store_kind_bit(k)))
             continue;
         if (!init.empty())
@@ -1026,19 +1040,17 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
     if (!r)
         return r;
     r = b.canaries_ok();
-    // A transposed dst that kernel_dt writes: also by dst's transposes
-    // from the scratch, the plan's other store kinds.
+    // The plan's other store kinds: a transposed dst that kernel_dt writes
+    // also by dst's transposes from the scratch; rows that lie apart also
+    // by the row kernel that prefetches rows ahead.
     if (!r)
         return r;
-    return over_transpose_kinds(
-            plan, b.dst.data(), init, [&](si::store_kind k) {
-                si::execute_plan(plan, p, b.cond.data(), b.src0.data(),
-                                 b.src1.data(), b.dst.data(), o.nthreads,
-                                 store_override_of(k));
-                auto rk = bytes_equal(b.dst.data(), want.data(), dbytes,
-                                      p.elem_size);
-                return rk ? b.canaries_ok() : rk;
-            });
+    return over_other_kinds(plan, b.dst.data(), init, [&](si::store_kind k) {
+        si::execute_plan(plan, p, b.cond.data(), b.src0.data(), b.src1.data(),
+                         b.dst.data(), o.nthreads, store_override_of(k));
+        auto rk = bytes_equal(b.dst.data(), want.data(), dbytes, p.elem_size);
+        return rk ? b.canaries_ok() : rk;
+    });
 }
 
 /// Runs `plan` over `p` with dst aligned and misaligned by `misd` bytes,
@@ -1101,10 +1113,11 @@ run_against_guards(guard_set &gs, const si::select_nd &p,
                      plan.has_nt() ? si::store_override::nt
                                    : si::store_override::none);
     auto r = bytes_equal(dst, want.data(), dbytes, p.elem_size);
-    // The plan's other store kinds: dst's transposes in place of kernel_dt.
+    // The plan's other store kinds: dst's transposes in place of kernel_dt,
+    // the row kernel that prefetches rows ahead.
     if (!r)
         return r;
-    return over_transpose_kinds(plan, dst, init, [&](si::store_kind k) {
+    return over_other_kinds(plan, dst, init, [&](si::store_kind k) {
         si::execute_plan(plan, p, ptr[0], ptr[1], ptr[2], dst, nthreads,
                          store_override_of(k));
         return bytes_equal(dst, want.data(), dbytes, p.elem_size);
@@ -1234,6 +1247,7 @@ struct abi_case {
     uint64_t n = 1, rows = 1;
     int64_t stride[4] = { 0, 0, 0, 0 }; // bytes, per operand
     uint64_t elem_tail = 0;             // select_call_args::elem_tail
+    uint64_t pf_rows = 0;               // select_call_args::pf_rows
 
     int w() const { return key.elem_size; }
     bool scalar(int op) const {
@@ -1271,7 +1285,8 @@ struct abi_case {
         std::ostringstream os;
         os << si::kernel_name(key) << " n=" << n << " rows=" << rows
            << " strides(bytes)=" << stride[0] << "," << stride[1] << ","
-           << stride[2] << "," << stride[3] << " elem_tail=" << elem_tail;
+           << stride[2] << "," << stride[3] << " elem_tail=" << elem_tail
+           << " pf_rows=" << pf_rows;
         return os.str();
     }
 };
@@ -1302,6 +1317,7 @@ run_abi_case(const abi_case &c, si::select_kernel_fn fn, const void *cond,
         args.src1_stride = c.stride[2];
         args.dst_stride = c.stride[3];
         args.elem_tail = c.elem_tail;
+        args.pf_rows = c.pf_rows;
         fn(&args);
     } else {
         // The reference ISA: the reference kernel itself, checked against

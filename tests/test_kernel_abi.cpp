@@ -1,7 +1,8 @@
 // The generated kernels through the kernel ABI directly
 // (create_jit_select_kernel + a hand-made select_call_args), bit for bit
 // against impl::ref_select: every kernel_key (element sizes 1, 2, 4, 8,
-// scalar/vector operands, inverted cond, unrolls, non-temporal stores),
+// scalar/vector operands, inverted cond, unrolls, non-temporal stores, the
+// row prefetch with rows ahead within and past the call),
 // row lengths around the vector and unroll widths, several rows with padded
 // or broadcast (stride 0) rows, misaligned pointers, every dst alignment of
 // the non-temporal kernels, cond bytes other than 0/1 and special bit
@@ -16,9 +17,10 @@ namespace {
 
 using kernel_abi = isa_test;
 
-/// Every valid key (element sizes 1, 2, 4, 8; unrolls 1..4; nt or not)
-/// except cond_scalar with invert_cond, which the dispatcher never makes
-/// and which has its own test; `nt_only`: the nt keys with unroll 1 and 4.
+/// Every valid key (element sizes 1, 2, 4, 8; unrolls 1..4; nt or not;
+/// the nt ones also with row_prefetch) except cond_scalar with invert_cond,
+/// which the dispatcher never makes and which has its own test; `nt_only`:
+/// the nt keys with unroll 1 and 4.
 std::vector<si::kernel_key> all_keys(si::kernel_isa isa, bool nt_only) {
     std::vector<si::kernel_key> keys;
     for (int w : { 1, 2, 4, 8 })
@@ -34,6 +36,9 @@ std::vector<si::kernel_key> all_keys(si::kernel_isa isa, bool nt_only) {
                                     continue;
                                 keys.push_back(make_key(isa, w, cs, inv, as, bs,
                                                         nt, u));
+                                if (nt)
+                                    keys.push_back(make_pf_key(isa, w, cs, inv,
+                                                               as, bs, u));
                             }
             }
     return keys;
@@ -89,6 +94,9 @@ TEST_P(kernel_abi, KeyAndNameContract) {
         EXPECT_EQ(kern->name().find("_nt") != std::string::npos,
                   k.nt_stores != 0)
                 << kern->name();
+        EXPECT_EQ(kern->name().find("_pf") != std::string::npos,
+                  k.row_prefetch != 0)
+                << kern->name();
         EXPECT_NE(kern->fn(), nullptr);
     }
     // The documented example.
@@ -99,6 +107,19 @@ TEST_P(kernel_abi, KeyAndNameContract) {
     ex.nt_stores = 1;
     ex.unroll = 4;
     EXPECT_EQ(si::kernel_name(ex), "avx512_core_e4_cv_av_bs_u4_nt");
+    ex.row_prefetch = 1;
+    EXPECT_EQ(si::kernel_name(ex), "avx512_core_e4_cv_av_bs_u4_pf_nt");
+    // The row prefetch is the non-temporal kernel's only.
+    si::kernel_key pf_regular = ex;
+    pf_regular.isa = kisa();
+    pf_regular.nt_stores = 0;
+    try {
+        (void)si::create_jit_select_kernel(pf_regular);
+        ADD_FAILURE() << "a kernel was made for "
+                      << si::kernel_name(pf_regular);
+    } catch (const sg::error &e) {
+        EXPECT_EQ(e.status, sg::status::unimplemented) << e.what();
+    }
     // Keys without a kernel are refused with unimplemented, never crash.
     struct bad {
         int w, u;
@@ -147,6 +168,9 @@ TEST_P(kernel_abi, AllKeysAllSizesBitExact) {
                     c.n = n;
                     c.rows = rows;
                     c.elem_tail = (n + rows) % 2;
+                    // The prefetch's rows ahead: none, within the call, or
+                    // past its last row.
+                    c.pf_rows = c.key.row_prefetch ? (n + ki) % 4 : 0;
                     set_strides(c, layout);
                     const size_t dbytes = c.bytes(si::op_dst);
                     canary_buf dst(dbytes, layout ? c.w() * 3 : 0);
@@ -197,6 +221,7 @@ TEST_P(kernel_abi, NonTemporalEveryDstAlignment) {
                 c.n = n;
                 c.rows = rows;
                 c.elem_tail = static_cast<uint64_t>(off / w) % 2;
+                c.pf_rows = c.key.row_prefetch ? 1 : 0;
                 set_strides(c, 0);
                 c.stride[3] = static_cast<int64_t>(n + 1) * w;
                 const size_t dbytes = c.bytes(si::op_dst);
@@ -389,6 +414,7 @@ TEST_P(kernel_abi, RandomCallsFuzz) {
                               1, static_cast<int64_t>(block * (1 + g() % 6))
                                          + static_cast<int64_t>(g() % 3) - 1);
         c.rows = 1 + g() % 4;
+        c.pf_rows = c.key.row_prefetch ? g() % 6 : 0;
         const int64_t n = static_cast<int64_t>(c.n);
         for (int op = 0; op < 4; ++op) {
             const int64_t es = c.esize(op);
@@ -455,6 +481,7 @@ TEST_P(kernel_abi_jit, CalleeSavedRegistersPreserved) {
         args.src0_stride = c.stride[1];
         args.src1_stride = c.stride[2];
         args.dst_stride = c.stride[3];
+        args.pf_rows = k.row_prefetch ? 1 : 0;
         uint64_t out[8] = {};
         h.get()(kern->fn(), &args, out);
         const char *names[6] = { "rbx", "rbp", "r12", "r13", "r14", "r15" };

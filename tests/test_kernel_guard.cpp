@@ -23,6 +23,9 @@ std::vector<si::kernel_key> guard_keys(si::kernel_isa isa, int w, int unroll) {
                     for (int nt = 0; nt < 2; ++nt) {
                         keys.push_back(
                                 make_key(isa, w, cs, inv, as, bs, nt, unroll));
+                        if (nt)
+                            keys.push_back(make_pf_key(isa, w, cs, inv, as, bs,
+                                                       unroll));
                     }
         }
     return keys;
@@ -52,6 +55,8 @@ TEST_P(kernel_guard, KernelAbiEveryPatternEveryTail) {
                         c.rows = rows;
                         // Both ways of ending a row, at each length.
                         c.elem_tail = (n + (at_end ? 0 : 1)) % 2;
+                        // The row prefetch: the second row from the first.
+                        c.pf_rows = c.key.row_prefetch ? 1 : 0;
                         // Dense rows; a scalar operand has one element per
                         // row.
                         const int64_t wn = static_cast<int64_t>(n) * w;

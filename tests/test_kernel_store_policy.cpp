@@ -311,7 +311,8 @@ constexpr unsigned bit(store_kind k) {
 }
 constexpr unsigned all_kinds = bit(store_kind::regular) | bit(store_kind::nt)
                                | bit(store_kind::nt_transpose)
-                               | bit(store_kind::regular_transpose);
+                               | bit(store_kind::regular_transpose)
+                               | bit(store_kind::nt_prefetch);
 
 TEST(store_tuner, KindsAlwaysHoldRegularAndAnother) {
     EXPECT_EQ(store_tuner().kinds(),
@@ -322,28 +323,30 @@ TEST(store_tuner, KindsAlwaysHoldRegularAndAnother) {
               bit(store_kind::regular) | bit(store_kind::nt));
     EXPECT_EQ(store_tuner(bit(store_kind::regular_transpose)).kinds(),
               bit(store_kind::regular) | bit(store_kind::regular_transpose));
-    EXPECT_EQ(store_tuner(all_kinds | 0x30u).kinds(), all_kinds);
-    EXPECT_EQ(store_tuner(all_kinds).ways(), 4);
-    EXPECT_EQ(store_tuner(all_kinds).window_phases(), 5);
+    EXPECT_EQ(store_tuner(all_kinds | 0x60u).kinds(), all_kinds);
+    EXPECT_EQ(store_tuner(all_kinds).ways(), 5);
+    EXPECT_EQ(store_tuner(all_kinds).window_phases(), 6);
     // A tuner never hands out a kind it was not given.
     store_tuner t(bit(store_kind::nt) | bit(store_kind::regular_transpose));
-    const double times[4] = { 1.0, 0.9, 0.1, 0.5 };
+    const double times[5] = { 1.0, 0.9, 0.1, 0.5, 0.05 };
     for (uint64_t i = 0; i < 4 * store_tuner::first_recheck; ++i)
         EXPECT_NE(stepk(t, times), store_kind::nt_transpose);
     EXPECT_EQ(t.current(), store_kind::regular_transpose);
     EXPECT_EQ(t.last_window(store_kind::nt_transpose), 0.0);
+    EXPECT_EQ(t.last_window(store_kind::nt_prefetch), 0.0);
 }
 
 TEST(store_tuner, EachKindInTurnAndTheFastestTaken) {
     store_tuner t(all_kinds);
-    const double times[4] = { 1.0, 0.8, 0.5, 0.9 };
+    const double times[5] = { 1.0, 0.8, 0.5, 0.9, 0.7 };
     const int phase = 1 + min_timed;
-    const int window = 5 * phase;
+    const int window = 6 * phase;
     // Regular first, then the others in kind order, then regular again.
-    const store_kind first[5] = { store_kind::regular, store_kind::nt,
-                                  store_kind::nt_transpose,
-                                  store_kind::regular_transpose,
-                                  store_kind::regular };
+    const store_kind first[6] = {
+        store_kind::regular,      store_kind::nt,
+        store_kind::nt_transpose, store_kind::regular_transpose,
+        store_kind::nt_prefetch,  store_kind::regular
+    };
     for (int i = 0; i < window; ++i) {
         bool tm = false;
         EXPECT_EQ(stepk(t, times, &tm), first[i / phase]) << "execute " << i;
@@ -357,10 +360,11 @@ TEST(store_tuner, EachKindInTurnAndTheFastestTaken) {
         EXPECT_EQ(stepk(t, times), store_kind::nt_transpose);
     // The confirming window starts from the choice, then the others in
     // kind order.
-    const store_kind second[5] = { store_kind::nt_transpose,
-                                   store_kind::regular, store_kind::nt,
-                                   store_kind::regular_transpose,
-                                   store_kind::nt_transpose };
+    const store_kind second[6] = {
+        store_kind::nt_transpose, store_kind::regular,
+        store_kind::nt,           store_kind::regular_transpose,
+        store_kind::nt_prefetch,  store_kind::nt_transpose
+    };
     for (int i = 0; i < window; ++i)
         EXPECT_EQ(stepk(t, times), second[i / phase]) << "execute " << i;
     EXPECT_EQ(t.windows(), 2);
@@ -374,7 +378,7 @@ TEST(store_tuner, MoreKindsSwitchToTheFastestOtherOnlyByTheMargin) {
     // nt fastest: from regular to nt, not to the slower nt_transpose.
     {
         store_tuner t(three);
-        const double times[4] = { 1.0, 0.5, 0.7, 0.0 };
+        const double times[5] = { 1.0, 0.5, 0.7, 0.0, 0.0 };
         for (int i = 0; i < window; ++i)
             stepk(t, times);
         ASSERT_EQ(t.windows(), 1);
@@ -384,7 +388,7 @@ TEST(store_tuner, MoreKindsSwitchToTheFastestOtherOnlyByTheMargin) {
     {
         store_tuner t(three);
         const double near = 1.0 - store_tuner::first_margin / 2;
-        const double times[4] = { 1.0, near, near, 0.0 };
+        const double times[5] = { 1.0, near, near, 0.0, 0.0 };
         for (int i = 0; i < window; ++i)
             stepk(t, times);
         ASSERT_EQ(t.windows(), 1);
@@ -394,7 +398,7 @@ TEST(store_tuner, MoreKindsSwitchToTheFastestOtherOnlyByTheMargin) {
     // choice by the switch margin.
     {
         store_tuner t(three);
-        double times[4] = { 1.0, 0.5, 0.6, 0.0 };
+        double times[5] = { 1.0, 0.5, 0.6, 0.0, 0.0 };
         for (uint64_t i = 0; i < 2 * window + store_tuner::confirm; ++i)
             stepk(t, times);
         ASSERT_EQ(t.windows(), 2);
@@ -453,6 +457,8 @@ TEST_P(store_policy_plans, TunerOnlyWithTheNonTemporalKernel) {
 
 // The store kind an execute of `plan` ran, from what execute_plan reports.
 store_kind kind_ran(const si::select_plan &plan, const si::executed &e) {
+    if (plan.kernel_nt_pf && e.kernel == plan.kernel_nt_pf.get())
+        return store_kind::nt_prefetch;
     if (plan.kernel_dt && e.kernel == plan.kernel.get())
         return e.nt ? store_kind::nt_transpose : store_kind::regular_transpose;
     return e.nt ? store_kind::nt : store_kind::regular;
@@ -512,6 +518,80 @@ TEST_P(store_policy_plans, ExecutesUnderTheTunerStayExact) {
     ASSERT_TRUE(plan.kernel_dt_nt) << plan.kernel_str();
     EXPECT_EQ(plan.tuner->ways(), 4);
     run_first_window(plan, pd, 0, g);
+}
+
+TEST_P(store_policy_plans, RowsApartAlsoRunTheRowPrefetch) {
+    // Rows that lie apart (every operand's rows of 333 elements padded to
+    // 340, or src_0's alone): the plan also carries the non-temporal row
+    // kernel that prefetches rows ahead, as a third store kind.
+    auto &g = rng();
+    for (int w : { 4, 2, 1 })
+        for (const bool all : { true, false }) {
+            nd_spec s;
+            s.w = w;
+            s.in[0] = s.in[1] = s.in[2] = { 9, 333 };
+            s.strides[si::op_src0] = { 340, 1 };
+            if (all)
+                s.strides[si::op_cond] = s.strides[si::op_src1] = { 340, 1 };
+            const si::select_nd p = make_nd(s);
+            const std::string at = nd_str(p);
+            EXPECT_FALSE(si::plan_select(p, 0).kernel_nt_pf) << at;
+            const si::select_plan plan =
+                    si::plan_select(p, si::nt_candidate_bytes());
+            ASSERT_TRUE(si::rows_lie_apart(plan.folded)) << at;
+            ASSERT_TRUE(plan.kernel_nt && plan.kernel_nt_pf) << at;
+            si::kernel_key want = plan.kernel_nt->key();
+            want.row_prefetch = 1;
+            EXPECT_TRUE(plan.kernel_nt_pf->key() == want)
+                    << plan.kernel_nt_pf->name();
+            EXPECT_EQ(plan.store_kinds(),
+                      si::store_kind_bit(store_kind::regular)
+                              | si::store_kind_bit(store_kind::nt)
+                              | si::store_kind_bit(store_kind::nt_prefetch))
+                    << at;
+            EXPECT_NE(plan.kernel_str().find("|" + plan.kernel_nt_pf->name()),
+                      std::string::npos)
+                    << plan.kernel_str();
+            run_first_window(plan, p, static_cast<size_t>(w), g);
+            // Forced, it runs and is exact at 1 and 2 threads.
+            nd_buffers b(p, g);
+            std::vector<uint8_t> want_d(b.dst.data(),
+                                        b.dst.data() + b.dst.size());
+            si::ref_select(p, b.cond.data(), b.src0.data(), b.src1.data(),
+                           want_d.data(), 1);
+            for (int nthr : { 1, 2 }) {
+                const si::executed e = si::execute_plan(
+                        plan, p, b.cond.data(), b.src0.data(), b.src1.data(),
+                        b.dst.data(), nthr, si::store_override::nt_prefetch);
+                EXPECT_EQ(e.kernel, plan.kernel_nt_pf.get()) << at;
+                EXPECT_TRUE(e.nt) << at;
+                EXPECT_EQ(plan.kernel_str(e), plan.kernel_nt_pf->name()) << at;
+                ASSERT_TRUE(bytes_equal(b.dst.data(), want_d.data(),
+                                        b.dst.size(), w))
+                        << at << ", " << nthr << " threads";
+                ASSERT_TRUE(b.canaries_ok()) << at;
+            }
+        }
+    // Rows back to back (folded into one), one row for all (stride 0),
+    // rows over 4 KiB, and a transposed operand: no row prefetch.
+    const dims_t none[][2] = { { { 9, 333 }, {} },
+                               { { 9, 333 }, { 0, 1 } },
+                               { { 3, 1100 }, { 1110, 1 } },
+                               { { 40, 333 }, { 1, 40 } } };
+    for (const auto &c : none) {
+        nd_spec s;
+        s.in[0] = s.in[1] = s.in[2] = c[0];
+        s.strides[si::op_src0] = c[1];
+        const si::select_nd p = make_nd(s);
+        const si::select_plan plan =
+                si::plan_select(p, si::nt_candidate_bytes());
+        EXPECT_FALSE(si::rows_lie_apart(plan.folded)) << nd_str(p);
+        EXPECT_FALSE(plan.kernel_nt_pf)
+                << nd_str(p) << " " << plan.kernel_str();
+        EXPECT_FALSE(plan.store_kinds()
+                     & si::store_kind_bit(store_kind::nt_prefetch))
+                << nd_str(p);
+    }
 }
 
 TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
