@@ -33,6 +33,14 @@
 // line and after its last with regular stores that stay off the streamed
 // lines (row_loop_nt_lines).
 //
+// Row prefetch (key.row_prefetch, non-temporal kernels only): for rows that
+// lie apart, whose lines the hardware prefetchers followed poorly from DRAM
+// behind non-temporal stores, each vector also prefetches (prefetcht0) the
+// line of each vector input pf_rows rows on, once per 64 bytes of the input
+// where the vectors step through whole lines; r13-r15 hold the inputs'
+// pointers pf_rows rows on, and follow the rows themselves in a call's last
+// pf_rows rows, so that no prefetch reaches past the call's last row.
+//
 // Cond constant along the row (per-row or 0-D cond): the row is a copy from
 // (or a fill with) the chosen source, decided once per row.
 #include "jit_select.hpp"

@@ -118,12 +118,15 @@ struct kernel_key {
     /// block prefetches its inputs' lines a fixed distance ahead into L2
     /// (`_pf` in the name; the dispatcher's choice per CPU).
     uint8_t dt_prefetch = 0;
-    /// Not dst_transposed, with nt_stores: every 64 bytes of a row also
+    /// Not dst_transposed, with nt_stores: the vectors of a row also
     /// prefetch (into L1) each vector input's matching line
-    /// select_call_args::pf_rows rows on (`_pf` in the name). For rows
-    /// that lie apart, which the hardware prefetchers followed poorly from
-    /// DRAM (padded rows; docs/performance.md); the store policy times it
-    /// against the plain non-temporal kernel (store_kind::nt_prefetch).
+    /// select_call_args::pf_rows rows on, about once per 64 bytes of it
+    /// (AVX2's row ends once per vector, its rows shorter than a vector not
+    /// at all; a row copied from one source under a per-row cond, that
+    /// source's) (`_pf` in the name). For rows that lie apart, which the
+    /// hardware prefetchers followed poorly from DRAM (padded rows;
+    /// docs/performance.md); the store policy times it against the plain
+    /// non-temporal kernel (store_kind::nt_prefetch).
     uint8_t row_prefetch = 0;
 
     bool operator==(const kernel_key &o) const {

@@ -211,7 +211,8 @@ kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
 
 bool rows_lie_apart(const select_folded &f) {
     const int nd = f.ndims;
-    if (nd < 2 || f.has_transposed() || f.dims[nd - 2] < 2
+    if (nd < 2 || f.has_transposed()
+        || f.dims[nd - 2] <= static_cast<int64_t>(row_prefetch_rows)
         || f.inner() * f.elem_size > 4096)
         return false;
     for (int i = 0; i < op_dst; ++i) {
@@ -417,7 +418,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             kernel_key knt = key;
             knt.nt_stores = 1;
             plan.kernel_nt = get(knt);
-            if (rows_lie_apart(f)) {
+            if (policy == nt_policy::auto_ && rows_lie_apart(f)) {
                 knt.row_prefetch = 1;
                 plan.kernel_nt_pf = get(knt);
             }

@@ -73,8 +73,8 @@ struct select_plan {
     kernel_ptr kernel;    ///< null: the reference kernel runs
     kernel_ptr kernel_nt; ///< non-temporal variant, for large outputs
     /// kernel_nt that also prefetches its inputs' lines row_prefetch_rows
-    /// rows ahead (kernel_key::row_prefetch), where rows_lie_apart(folded):
-    /// store_kind::nt_prefetch.
+    /// rows ahead (kernel_key::row_prefetch), where rows_lie_apart(folded)
+    /// and the store policy's tuner times it: store_kind::nt_prefetch.
     kernel_ptr kernel_nt_pf;
     /// Chooses among the plan's store_kinds() (the regular and the
     /// non-temporal variant of what stores dst, and for a transposed dst
@@ -220,11 +220,12 @@ bool rows_crowd_l1_sets(int64_t pitch, int64_t rows);
 constexpr uint64_t row_prefetch_rows = 8;
 
 /// Whether a folded problem's row kernel runs rows that lie apart, so that
-/// a plan storing non-temporally also carries kernel_nt_pf: no transposed
-/// operand, more than one row, dst's rows at most 4 KiB (longer rows are
-/// streams of their own to the hardware prefetchers), and some vector
-/// input's rows neither back to back nor one for all (padded rows,
-/// slices of wider tensors).
+/// a plan under the auto store policy also carries kernel_nt_pf: no
+/// transposed operand, more than row_prefetch_rows rows along the dim a
+/// kernel call walks (fewer never reach a row ahead), dst's rows at most 4
+/// KiB (longer rows are streams of their own to the hardware prefetchers),
+/// and some vector input's rows neither back to back nor one for all
+/// (padded rows, slices of wider tensors).
 bool rows_lie_apart(const select_folded &f);
 
 /// Whether plan_tiles streams the tiles of `f` at some thread count: its
@@ -348,8 +349,8 @@ void transpose_block(const transpose_kernel &k, const transpose_call_args &a,
                      int64_t w);
 
 /// Store kinds an execute may be forced to (tests, benchmark diagnostics):
-/// each store_kind. Where the plan lacks the kind, nt_transpose runs nt
-/// and regular_transpose regular.
+/// each store_kind. Where the plan lacks the kind, nt_transpose and
+/// nt_prefetch run nt, and regular_transpose regular.
 enum class store_override {
     none,
     regular,

@@ -109,17 +109,24 @@ TEST_P(kernel_abi, KeyAndNameContract) {
     EXPECT_EQ(si::kernel_name(ex), "avx512_core_e4_cv_av_bs_u4_nt");
     ex.row_prefetch = 1;
     EXPECT_EQ(si::kernel_name(ex), "avx512_core_e4_cv_av_bs_u4_pf_nt");
-    // The row prefetch is the non-temporal kernel's only.
+    // The row prefetch is the non-temporal row kernel's only.
     si::kernel_key pf_regular = ex;
     pf_regular.isa = kisa();
     pf_regular.nt_stores = 0;
-    try {
-        (void)si::create_jit_select_kernel(pf_regular);
-        ADD_FAILURE() << "a kernel was made for "
-                      << si::kernel_name(pf_regular);
-    } catch (const sg::error &e) {
-        EXPECT_EQ(e.status, sg::status::unimplemented) << e.what();
-    }
+    si::kernel_key pf_dt = ex;
+    pf_dt.isa = kisa();
+    pf_dt.dst_transposed = 1;
+    pf_dt.unroll = 0;
+    for (const si::kernel_key &k : { pf_regular, pf_dt })
+        try {
+            (void)si::create_jit_select_kernel(k);
+            ADD_FAILURE() << "a kernel was made for " << si::kernel_name(k);
+        } catch (const sg::error &e) {
+            EXPECT_EQ(e.status, sg::status::unimplemented) << e.what();
+        }
+    pf_dt.row_prefetch = 0;
+    EXPECT_NO_THROW((void)si::create_jit_select_kernel(pf_dt))
+            << si::kernel_name(pf_dt) << " is made without the row prefetch";
     // Keys without a kernel are refused with unimplemented, never crash.
     struct bad {
         int w, u;
