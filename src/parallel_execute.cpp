@@ -1180,14 +1180,14 @@ namespace {
 store_kind pick_stores(const select_plan &plan, int team, const void *dst,
                        store_override stores, int &ticket) {
     ticket = -1;
-    static_assert(
-            static_cast<int>(store_override::regular_transpose)
-                            == 1
-                                       + static_cast<int>(
-                                               store_kind::regular_transpose)
-                    && static_cast<int>(store_override::nt_prefetch)
-                               == 1 + static_cast<int>(store_kind::nt_prefetch),
-            "store_override names each store_kind");
+    // store_override names each store_kind, one past it.
+    using ov = store_override;
+    using sk = store_kind;
+    static_assert(static_cast<int>(ov::regular_transpose)
+                          == 1 + static_cast<int>(sk::regular_transpose),
+                  "store_override names each store_kind");
+    static_assert(static_cast<int>(ov::nt_prefetch) == n_store_kinds,
+                  "store_override names each store_kind");
     const unsigned kinds = plan.store_kinds();
     // A forced kind the plan lacks: the same stores by its own kernel.
     const auto forced = [&](store_kind k, store_kind instead) {
