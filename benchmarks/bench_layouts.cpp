@@ -1,4 +1,4 @@
-// Layout cases L1..L23: Select with operands in channels-last, permuted or
+// Layout cases L1..L24: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
@@ -16,7 +16,9 @@
 // with every dim reversed, whose lines of H x W come in pieces of W and whose
 // tile dim N continues into C: rows in groups of N; L23, in s8 only: a
 // transposed dst whose rows are never whole cache lines, so that the dst
-// transposes join each row's pieces through a carry), each
+// transposes join each row's pieces through a carry; L24: L8's scores with
+// every operand full and dst written with its last two dims swapped, dst
+// lines 1 KiB or 512 bytes apart), each
 // measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -223,6 +225,12 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           op_dst,
           0,
           { dtype::s8 } },
+        { "L24",
+          "scores [4,16,256,256] all full, dst last two dims swapped",
+          { att, att, att, att },
+          { {}, {}, {}, { 0, 1, 3, 2 } },
+          false,
+          op_dst },
     };
 }
 
