@@ -156,12 +156,15 @@ cpu_tuning tuning_of(cpu_kind k) {
             // packed kernel's inputs prefetched"). dst's nt transposes of
             // lines a multiple of 4 KiB apart ran 1.39-1.59x as fast with
             // AVX2's kernels ("dst lines a multiple of 4 KiB apart"), and
-            // so did 2-byte inputs whose lines crowd one L1 set, 1.07-1.23x
+            // of lines a multiple of 256 bytes apart, where AVX2's streams
+            // four lines of each, 1.08-1.43x ("dst lines a multiple of 256
+            // bytes apart"); so did 2-byte inputs whose lines crowd one L1
+            // set, 1.07-1.23x
             // but L11 from DRAM 0.99x ("2-byte inputs whose lines crowd one
             // L1 set").
             t.ymm_input_transposes_dwords = true;
             t.ymm_input_transposes_crowded_words = true;
-            t.ymm_dst_nt_transposes_pages = true;
+            t.ymm_dst_nt_transposes_four_lines = true;
             t.dt_words = true;
             t.dt_prefetch_packed = true;
             t.dst_rows_per_thread = false;
@@ -192,7 +195,7 @@ kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
     const bool carried = nt_dst && ld % 64 != 0;
     if (carried && elem_bytes == 1 && isa == kernel_isa::avx512_core)
         return kernel_isa::avx2;
-    if (t.ymm_dst_nt_transposes_pages && nt_dst && ld % 4096 == 0
+    if (t.ymm_dst_nt_transposes_four_lines && nt_dst && ld % 256 == 0
         && (elem_bytes == 2 || elem_bytes == 4)
         && isa == kernel_isa::avx512_core)
         return kernel_isa::avx2;

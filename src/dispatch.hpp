@@ -29,9 +29,9 @@ struct cpu_tuning {
     /// kernels.
     bool ymm_input_transposes_crowded_words = false;
     /// transpose_kernel_isa: an AVX-512 plan's non-temporal dst transpose
-    /// of 2 and 4 bytes whose dst lines lie a multiple of 4 KiB apart is
-    /// AVX2's.
-    bool ymm_dst_nt_transposes_pages = false;
+    /// of 2 and 4 bytes whose dst lines lie a multiple of 256 bytes apart
+    /// (where AVX2's kernel streams four lines of each) is AVX2's.
+    bool ymm_dst_nt_transposes_four_lines = false;
     /// transpose_packed_lines: 512-bit permutes take two passes, and
     /// AVX-512's packed blocks stop at fewer lines.
     bool split_permutes = false;
@@ -292,17 +292,23 @@ bool dst_block_staged(const select_folded &f);
 /// whole AVX2 plan against the whole AVX-512 one), 1.09x at 16 threads from
 /// DRAM, where the AVX2 row kernel alone accounts for 1.15x.
 ///
-/// Where the tuning says so (`t.ymm_dst_nt_transposes_pages`: Zen 5),
+/// Where the tuning says so (`t.ymm_dst_nt_transposes_four_lines`: Zen 5),
 /// dst's non-temporal transpose of 2 and 4 bytes whose lines lie a
-/// multiple of 4 KiB apart (`ld`: a transposed [2048, 2048] matrix)
-/// is AVX2's too. AVX-512's streams 64 bytes of each dst line per column
-/// block, every line in the same L1 set; AVX2's streams 256 (four lines of
-/// each, where dst_ld is a multiple of 256 bytes). On Zen 5, dst's nt
-/// transpose from the scratch ([2048, 2048] bf16, 1 thread) took 551-570
-/// µs with AVX2's against 873-874 with AVX-512's, which took 525-560 where
-/// the lines lie 4032 or 4160 bytes apart; layout case L20 ran 1.21-1.43x as
-/// fast, from the L3 and from DRAM, at 1 and 2 threads (docs/performance.md,
-/// "dst lines a multiple of 4 KiB apart").
+/// multiple of 256 bytes apart (`ld`: a transposed [2048, 2048] matrix,
+/// [256, 256] scores written with their last two dims swapped) is AVX2's
+/// too. AVX-512's streams 64 bytes of each dst line per column block;
+/// AVX2's streams 256 (four lines of each, where dst_ld is a multiple of
+/// 256 bytes). On Zen 5, dst's nt transpose from the scratch ([2048, 2048]
+/// bf16, 1 thread) took 551-570 µs with AVX2's against 873-874 with
+/// AVX-512's, which took 525-560 where the lines lie 4032 or 4160 bytes
+/// apart; layout case L20 ran 1.21-1.43x as fast, from the L3 and from
+/// DRAM, at 1 and 2 threads (docs/performance.md, "dst lines a multiple of
+/// 4 KiB apart"). Over [B, 1, H, 256] with dst's last two dims swapped
+/// (dst lines 2H or 4H bytes apart, from DRAM), the whole Select ran
+/// 1.30-1.43x as fast with AVX2's where the lines lie a multiple of 512
+/// bytes apart, 1.08-1.30x at odd multiples of 256, and 0.94-1.15x at
+/// the other strides measured, where AVX2's streams one line of each row
+/// too (docs/performance.md, "dst lines a multiple of 256 bytes apart").
 ///
 /// Elsewhere the AVX-512 kernels are the ones measured.
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,

@@ -946,7 +946,7 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
     // L1 set over a register tile; on every CPU, dst's carried nt transpose
     // (lines off the cache lines) of 1-byte elements in an AVX-512 plan
     // does, and on Zen 5 dst's nt transpose of 2 and 4 bytes whose lines
-    // lie a multiple of 4 KiB apart. dst otherwise (its regular transpose,
+    // lie a multiple of 256 bytes apart. dst otherwise (its regular transpose,
     // whatever its line stride), 8-byte elements of longer tiles, streamed
     // tiles and every other CPU keep the plan's ISA.
     using K = si::kernel_isa;
@@ -956,7 +956,8 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
             for (int64_t rows :
                  { 1, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 65, 128, 2048 })
                 for (bool may_stream : { false, true })
-                    for (int64_t ld : { 64, 4008, 4160, 4096, 8192 })
+                    for (int64_t ld :
+                         { 64, 384, 512, 768, 4008, 4160, 4096, 8192 })
                         for (bool nt : { false, true })
                             for (si::cpu_kind k :
                                  { si::cpu_kind::other, si::cpu_kind::amd,
@@ -979,14 +980,16 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                                                 && (w == 4
                                                     || (w == 2 && crowded))));
                                 // dst's nt transpose: carried (1 byte), and
-                                // on Zen 5 lines 4 KiB apart (2 and 4 bytes);
-                                // its regular one keeps the plan's ISA.
+                                // on Zen 5 lines a multiple of 256 bytes
+                                // apart (2 and 4 bytes); its regular one
+                                // keeps the plan's ISA.
                                 const bool dst_nt = op == si::op_dst && nt;
                                 const bool dst_ymm =
                                         dst_nt
                                         && ((ld % 64 != 0 && w == 1)
                                             || (k == si::cpu_kind::amd_zen5
-                                                && ld % 4096 == 0
+                                                && (ld == 512 || ld == 768
+                                                    || ld == 4096 || ld == 8192)
                                                 && (w == 2 || w == 4)));
                                 const std::string desc =
                                         "operand " + std::to_string(op) + " w "
@@ -1058,7 +1061,7 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
     // the AVX2 transposes of 4-byte inputs, the 2-byte dst blocks and the
     // packed kernel's prefetch, and two of its own: AVX2's transposes of
     // 2-byte inputs whose lines crowd one L1 set and AVX2's nt transposes
-    // of dst lines a multiple of 4 KiB apart.
+    // of dst lines a multiple of 256 bytes apart.
     using C = si::cpu_kind;
     for (C k : { C::other, C::amd, C::amd_zen4, C::amd_zen5 }) {
         const si::cpu_tuning t = si::tuning_of(k);
@@ -1068,7 +1071,7 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
         EXPECT_EQ(t.ymm_input_transposes_words, z4) << desc;
         EXPECT_EQ(t.ymm_input_transposes_dwords, z4 || z5) << desc;
         EXPECT_EQ(t.ymm_input_transposes_crowded_words, z5) << desc;
-        EXPECT_EQ(t.ymm_dst_nt_transposes_pages, z5) << desc;
+        EXPECT_EQ(t.ymm_dst_nt_transposes_four_lines, z5) << desc;
         EXPECT_EQ(t.split_permutes, z4) << desc;
         EXPECT_EQ(t.dt_words, z4 || z5) << desc;
         EXPECT_EQ(t.dt_prefetch_words, z4) << desc;

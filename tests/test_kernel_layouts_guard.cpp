@@ -3,8 +3,9 @@
 // column-major or channels-last dst over row-major inputs (dst transposed
 // out of the tile's scratch; in lines off the cache lines, strips of
 // each dst row joined through a carry, by AVX2's kernel for 1-byte
-// elements in an AVX-512 plan; in lines 4 or 8 KiB apart, by AVX2's nt
-// kernel for 2- and 4-byte elements in an AVX-512 plan on Zen 5), inputs
+// elements in an AVX-512 plan; in lines a multiple of 256 bytes apart, by
+// AVX2's nt kernel for 2- and 4-byte elements in an AVX-512 plan on Zen
+// 5), inputs
 // whose lines lie 4 KiB apart (by AVX2's kernel for 2-byte ones in an
 // AVX-512 plan on Zen 5), each tensor ending right before a PROT_NONE page and,
 // separately, starting right after one, for row and column counts around the
@@ -12,6 +13,8 @@
 // tile's last row or column crashes the test binary; the results are compared
 // with impl::ref_select bit for bit.
 #include "kernel_test_utils.hpp"
+
+#include <algorithm>
 
 namespace selgraph_test {
 namespace {
@@ -172,22 +175,29 @@ TEST_P(kernel_layouts_guard, CarriedDstLinesAgainstGuards) {
     }
 }
 
-TEST_P(kernel_layouts_guard, DstLinesPagesApartAgainstGuards) {
-    // A column-major dst whose lines lie 4 or 8 KiB apart (a transposed
-    // [2048, 2048] matrix's: 4 KiB in bf16, 8 in f32), as above: on Zen 5 an
-    // AVX-512 plan's nt dst transpose of 2 and 4 bytes is then AVX2's
-    // (transpose_kernel_isa), elsewhere and for other sizes the plan's.
+TEST_P(kernel_layouts_guard, DstLinesFourLinesApartAgainstGuards) {
+    // A column-major dst whose lines lie a multiple of 256 bytes apart (a
+    // transposed [2048, 2048] matrix's: 4 KiB in bf16, 8 in f32; [256, 256]
+    // scores': 512 and 1 KiB; 768 bytes), as above: on Zen 5 an AVX-512
+    // plan's nt dst transpose of 2 and 4 bytes is then AVX2's
+    // (transpose_kernel_isa), elsewhere and for other sizes the plan's; and
+    // lines 640 or 4160 bytes apart keep the plan's everywhere.
     int fails = 0;
     for (int w : { 1, 2, 4, 8 })
-        for (int64_t ld : { int64_t(4096), int64_t(8192) }) {
+        for (int64_t ld :
+             { int64_t(512), int64_t(640), int64_t(768), int64_t(1024),
+               int64_t(4096), int64_t(4160), int64_t(8192) }) {
             const int64_t pitch = ld / w, c_max = 97;
             guard_set gs(static_cast<size_t>(pitch * c_max * w));
             ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
             const bool zen5_ymm =
-                    si::this_cpu_tuning().ymm_dst_nt_transposes_pages
+                    si::this_cpu_tuning().ymm_dst_nt_transposes_four_lines
                     && kisa() == si::kernel_isa::avx512_core
-                    && (w == 2 || w == 4);
-            for (int64_t r : { int64_t(2 * 128 + 17), int64_t(3 * 128 + 17) })
+                    && (w == 2 || w == 4) && ld % 256 == 0;
+            // Rows past one and two dst bands of 128, as long as the
+            // lines hold them.
+            for (int64_t r : { std::min<int64_t>(pitch, 2 * 128 + 17),
+                               std::min<int64_t>(pitch, 3 * 128 + 17) - 3 })
                 for (int64_t c : { int64_t(33), c_max }) {
                     si::kernel_isa want;
                     column_major_dst_against_guards(gs, kisa(), r, c, pitch, w,
