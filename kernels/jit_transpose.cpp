@@ -69,8 +69,8 @@
 // that is not aligned so run as in the regular kernel; an sfence ends the call
 // unless the caller fences itself (`fence` = 0). With a carry
 // (transpose_call_args::carry; AVX-512 2- to 8-byte elements, AVX2 every
-// size, which AVX-512 plans use for 1-byte elements, and on Zen 5 for 2-
-// and 4-byte ones whose lines lie a multiple of 256 bytes apart:
+// size, which AVX-512 plans use for 1-byte elements, and on Zen 5 for dst
+// lines a multiple of 256 bytes apart:
 // transpose_kernel_isa, src/dispatch.hpp) a dst that is not aligned so streams
 // whole lines too: blocks of 2 * sb columns (AVX2: 4 lines of a row where they
 // are at most 64 columns, one line of bytes), each row's piece joined to the

@@ -196,7 +196,6 @@ kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
     if (carried && elem_bytes == 1 && isa == kernel_isa::avx512_core)
         return kernel_isa::avx2;
     if (t.ymm_dst_nt_transposes_four_lines && nt_dst && ld % 256 == 0
-        && (elem_bytes == 2 || elem_bytes == 4)
         && isa == kernel_isa::avx512_core)
         return kernel_isa::avx2;
     // An AVX-512 register tile reads 16 lines of the source.

@@ -29,8 +29,8 @@ struct cpu_tuning {
     /// kernels.
     bool ymm_input_transposes_crowded_words = false;
     /// transpose_kernel_isa: an AVX-512 plan's non-temporal dst transpose
-    /// of 2 and 4 bytes whose dst lines lie a multiple of 256 bytes apart
-    /// (where AVX2's kernel streams four lines of each) is AVX2's.
+    /// whose dst lines lie a multiple of 256 bytes apart (where AVX2's
+    /// kernel streams four lines of each) is AVX2's, every element size.
     bool ymm_dst_nt_transposes_four_lines = false;
     /// transpose_packed_lines: 512-bit permutes take two passes, and
     /// AVX-512's packed blocks stop at fewer lines.
@@ -293,7 +293,7 @@ bool dst_block_staged(const select_folded &f);
 /// DRAM, where the AVX2 row kernel alone accounts for 1.15x.
 ///
 /// Where the tuning says so (`t.ymm_dst_nt_transposes_four_lines`: Zen 5),
-/// dst's non-temporal transpose of 2 and 4 bytes whose lines lie a
+/// dst's non-temporal transpose, of every element size, whose lines lie a
 /// multiple of 256 bytes apart (`ld`: a transposed [2048, 2048] matrix,
 /// [256, 256] scores written with their last two dims swapped) is AVX2's
 /// too. AVX-512's streams 64 bytes of each dst line per column block;
@@ -308,7 +308,10 @@ bool dst_block_staged(const select_folded &f);
 /// 1.30-1.43x as fast with AVX2's where the lines lie a multiple of 512
 /// bytes apart, 1.08-1.30x at odd multiples of 256, and 0.94-1.15x at
 /// the other strides measured, where AVX2's streams one line of each row
-/// too (docs/performance.md, "dst lines a multiple of 256 bytes apart").
+/// too. In s8 and f64 the same shapes ran 1.24-1.70x and 1.14-1.17x as
+/// fast at 1 thread where the lines lie a multiple of 512 bytes apart, and
+/// 1.19-1.44x and 1.05-1.07x at 2 (docs/performance.md, "dst lines a
+/// multiple of 256 bytes apart").
 ///
 /// Elsewhere the AVX-512 kernels are the ones measured.
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,

@@ -945,8 +945,8 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
     // Zen 5 those of 4 bytes, and those of 2 bytes whose lines crowd one
     // L1 set over a register tile; on every CPU, dst's carried nt transpose
     // (lines off the cache lines) of 1-byte elements in an AVX-512 plan
-    // does, and on Zen 5 dst's nt transpose of 2 and 4 bytes whose lines
-    // lie a multiple of 256 bytes apart. dst otherwise (its regular transpose,
+    // does, and on Zen 5 dst's nt transpose of every size whose lines lie
+    // a multiple of 256 bytes apart. dst otherwise (its regular transpose,
     // whatever its line stride), 8-byte elements of longer tiles, streamed
     // tiles and every other CPU keep the plan's ISA.
     using K = si::kernel_isa;
@@ -981,7 +981,7 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                                                     || (w == 2 && crowded))));
                                 // dst's nt transpose: carried (1 byte), and
                                 // on Zen 5 lines a multiple of 256 bytes
-                                // apart (2 and 4 bytes); its regular one
+                                // apart (every size); its regular one
                                 // keeps the plan's ISA.
                                 const bool dst_nt = op == si::op_dst && nt;
                                 const bool dst_ymm =
@@ -989,8 +989,8 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                                         && ((ld % 64 != 0 && w == 1)
                                             || (k == si::cpu_kind::amd_zen5
                                                 && (ld == 512 || ld == 768
-                                                    || ld == 4096 || ld == 8192)
-                                                && (w == 2 || w == 4)));
+                                                    || ld == 4096
+                                                    || ld == 8192)));
                                 const std::string desc =
                                         "operand " + std::to_string(op) + " w "
                                         + std::to_string(w) + " rows "

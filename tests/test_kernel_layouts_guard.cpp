@@ -4,8 +4,7 @@
 // out of the tile's scratch; in lines off the cache lines, strips of
 // each dst row joined through a carry, by AVX2's kernel for 1-byte
 // elements in an AVX-512 plan; in lines a multiple of 256 bytes apart, by
-// AVX2's nt kernel for 2- and 4-byte elements in an AVX-512 plan on Zen
-// 5), inputs
+// AVX2's nt kernel in an AVX-512 plan on Zen 5), inputs
 // whose lines lie 4 KiB apart (by AVX2's kernel for 2-byte ones in an
 // AVX-512 plan on Zen 5), each tensor ending right before a PROT_NONE page and,
 // separately, starting right after one, for row and column counts around the
@@ -179,9 +178,9 @@ TEST_P(kernel_layouts_guard, DstLinesFourLinesApartAgainstGuards) {
     // A column-major dst whose lines lie a multiple of 256 bytes apart (a
     // transposed [2048, 2048] matrix's: 4 KiB in bf16, 8 in f32; [256, 256]
     // scores': 512 and 1 KiB; 768 bytes), as above: on Zen 5 an AVX-512
-    // plan's nt dst transpose of 2 and 4 bytes is then AVX2's
-    // (transpose_kernel_isa), elsewhere and for other sizes the plan's; and
-    // lines 640 or 4160 bytes apart keep the plan's everywhere.
+    // plan's nt dst transpose is then AVX2's (transpose_kernel_isa),
+    // elsewhere the plan's; and lines 640 or 4160 bytes apart keep the
+    // plan's everywhere.
     int fails = 0;
     for (int w : { 1, 2, 4, 8 })
         for (int64_t ld :
@@ -192,8 +191,7 @@ TEST_P(kernel_layouts_guard, DstLinesFourLinesApartAgainstGuards) {
             ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
             const bool zen5_ymm =
                     si::this_cpu_tuning().ymm_dst_nt_transposes_four_lines
-                    && kisa() == si::kernel_isa::avx512_core
-                    && (w == 2 || w == 4) && ld % 256 == 0;
+                    && kisa() == si::kernel_isa::avx512_core && ld % 256 == 0;
             // Rows past one and two dst bands of 128, as long as the
             // lines hold them.
             for (int64_t r : { std::min<int64_t>(pitch, 2 * 128 + 17),
