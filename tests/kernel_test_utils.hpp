@@ -914,6 +914,25 @@ struct nd_buffers {
     }
 };
 
+/// The ISA of the non-temporal kernel that transposes the dst of `plan`
+/// (planned for `isa`): transpose_kernel_isa's choice for dst's folded line
+/// stride, on this CPU.
+inline si::kernel_isa dst_nt_transpose_isa(const si::select_plan &plan,
+                                           si::kernel_isa isa) {
+    const si::select_folded &f = plan.folded;
+    return si::transpose_kernel_isa(
+            isa, si::op_dst, f.elem_size, f.dims[f.ndims - 2], false,
+            f.strides[si::op_dst][f.ndims - 1], true, si::this_cpu_tuning());
+}
+
+/// That kernel's name.
+inline std::string dst_nt_transpose_name(const si::select_plan &plan,
+                                         si::kernel_isa isa) {
+    return si::transpose_kernel_name(
+            { dst_nt_transpose_isa(plan, isa),
+              static_cast<uint8_t>(plan.folded.elem_size), 1 });
+}
+
 /// The override that forces store kind `k`.
 inline si::store_override store_override_of(si::store_kind k) {
     return static_cast<si::store_override>(1 + static_cast<int>(k));

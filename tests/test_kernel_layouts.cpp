@@ -366,22 +366,8 @@ TEST_P(kernel_layouts, PermutationOfDst) {
                         if (tr && jit()) {
                             const si::select_plan big =
                                     si::plan_select(p, SIZE_MAX);
-                            // The bytes between dst's lines.
-                            const int64_t dst_ld =
-                                    big.folded.strides[si::op_dst]
-                                                      [big.folded.ndims - 1];
                             const std::string want_nt =
-                                    si::transpose_kernel_name(
-                                            { si::transpose_kernel_isa(
-                                                      kisa(), si::op_dst,
-                                                      p.elem_size,
-                                                      big.folded.dims
-                                                              [big.folded.ndims
-                                                               - 2],
-                                                      false, dst_ld, true,
-                                                      si::this_cpu_tuning()),
-                                              static_cast<uint8_t>(p.elem_size),
-                                              1 });
+                                    dst_nt_transpose_name(big, kisa());
                             KT_EXPECT(fails,
                                       ::testing::AssertionResult(
                                               !big.kernel_nt

@@ -51,9 +51,7 @@ void column_major_dst_against_guards(guard_set &gs, si::kernel_isa isa,
     if (jit) {
         const si::select_folded &f = plan.folded;
         const int64_t ld = f.strides[si::op_dst][f.ndims - 1];
-        nt_isa = si::transpose_kernel_isa(isa, si::op_dst, w,
-                                          f.dims[f.ndims - 2], false, ld, true,
-                                          si::this_cpu_tuning());
+        nt_isa = dst_nt_transpose_isa(plan, isa);
         // dst's regular transpose: the plan's ISA, whatever dst's lines.
         const si::kernel_isa regular = si::transpose_kernel_isa(
                 isa, si::op_dst, w, f.dims[f.ndims - 2], false, ld, false,
@@ -65,8 +63,7 @@ void column_major_dst_against_guards(guard_set &gs, si::kernel_isa isa,
                           && regular == isa)
                           << plan.kernel_str(),
                   desc);
-        const std::string name = si::transpose_kernel_name(
-                { nt_isa, static_cast<uint8_t>(w), 1 });
+        const std::string name = dst_nt_transpose_name(plan, isa);
         KT_EXPECT(fails,
                   ::testing::AssertionResult(plan.transpose_dst_nt
                                              && plan.transpose_dst_nt->name()

@@ -757,16 +757,7 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
     }
     // dst's nt transpose: the plan's ISA, or where transpose_kernel_isa
     // says (dbig's lines 256 bytes apart on Zen 5) AVX2's.
-    const auto nt_name_of = [&](const si::select_plan &pl) {
-        const si::select_folded &f = pl.folded;
-        return si::transpose_kernel_name(
-                { si::transpose_kernel_isa(kisa(), si::op_dst, 4,
-                                           f.dims[f.ndims - 2], false,
-                                           f.strides[si::op_dst][f.ndims - 1],
-                                           true, si::this_cpu_tuning()),
-                  4, 1 });
-    };
-    EXPECT_EQ(nt_name_of(tbig), nt_name);
+    EXPECT_EQ(dst_nt_transpose_name(tbig, kisa()), nt_name);
     for (const si::select_plan *pl : { &dbig, &tbig }) {
         const si::select_nd &q = pl == &dbig ? pd : pt;
         for (const K k : { K::regular_transpose, K::nt_transpose }) {
@@ -798,8 +789,9 @@ TEST_P(store_policy_plans, FollowsSelgraphNtStores) {
             EXPECT_EQ(ran.nt, nt) << at;
             EXPECT_EQ(ran.kernel, pl->kernel.get()) << at;
             EXPECT_EQ(pl->kernel_str(ran),
-                      pl->kernel->name()
-                              + "+d:" + (nt ? nt_name_of(*pl) : tr_name))
+                      pl->kernel->name() + "+d:"
+                              + (nt ? dst_nt_transpose_name(*pl, kisa())
+                                    : tr_name))
                     << at;
         }
     }
