@@ -68,15 +68,17 @@
 // past the last full block, columns past the last full column block, and a dst
 // that is not aligned so run as in the regular kernel; an sfence ends the call
 // unless the caller fences itself (`fence` = 0). With a carry
-// (transpose_call_args::carry; AVX-512 2- to 8-byte elements, AVX2 every
-// size, which AVX-512 plans use for 1-byte elements, and on Zen 5 for dst
-// lines a multiple of 256 bytes apart:
-// transpose_kernel_isa, src/dispatch.hpp) a dst that is not aligned so streams
-// whole lines too: blocks of 2 * sb columns (AVX2: 4 lines of a row where they
-// are at most 64 columns, one line of bytes), each row's piece joined to the
-// previous block's tail (carried_block; the join is vpermi2w / vpermi2d on
-// AVX-512, vpermd and vpblendvb, plus shifts for 1- and 2-byte elements,
-// on AVX2: carry_rows_avx2).
+// (transpose_call_args::carry; AVX-512 2- to 8-byte elements, and 1-byte
+// ones on a CPU with AVX512_VBMI; AVX2 every size, which AVX-512 plans use
+// for 1-byte elements but on Zen 5, and on Zen 5 for dst lines a multiple
+// of 256 bytes apart: transpose_kernel_isa, src/dispatch.hpp) a dst that is
+// not aligned so streams whole lines too: blocks of 2 * sb columns (AVX2: 4
+// lines of a row where they are at most 64 columns; bytes one line), each
+// row's piece joined to the previous block's tail (carried_block; the join
+// is vpermi2b / vpermi2w / vpermi2d on AVX-512, vpermd and vpblendvb, plus
+// shifts for 1- and 2-byte elements, on AVX2: carry_rows_avx2). A band of
+// rows is carried only in its whole register tiles (transpose_tile_rows):
+// the caller keeps each row in a whole tile in every call or in none.
 
 //
 // Packed calls (both variants, every element size): a call of a few lines
@@ -122,6 +124,7 @@
 #include <xbyak/xbyak.h>
 
 #include "src/common.hpp"
+#include "src/cpu_isa.hpp"
 #include "src/verbose.hpp"
 
 namespace selgraph {
@@ -154,7 +157,7 @@ public:
         , name_(transpose_kernel_name(key))
         , w_(key.elem_size)
         , lw_(ilog2(key.elem_size))
-        , tr_(vlen / key.elem_size)
+        , tr_(transpose_tile_rows(key))
         , nl_(is_avx512 || key.elem_size > 1 ? 16 / key.elem_size : 8)
         , piece_(nl_ * key.elem_size)
         , kc_(is_avx512 ? 16 : 8)
@@ -165,7 +168,9 @@ public:
         , wide_(wide_tiles(isa, key.elem_size) && (!nt_ || is_avx512))
         , pk_rows_(std::min({ int(key.packed_lines), packed_max, tr_ - 1 }))
         , pk_cols_(std::min({ int(key.packed_lines), packed_max, kc_ - 1 }))
-        , carry_ok_(nt_ && (key.elem_size >= 2 || !is_avx512))
+        , carry_ok_(nt_
+                    && (key.elem_size >= 2 || !is_avx512
+                        || cpu_has_avx512_vbmi()))
         , g_(std::min<int>(key.elem_size, 4)) {
         plan_network();
         if (wide_ || short_)
@@ -1189,19 +1194,19 @@ private:
 
     // A block of tr_ rows by cb_ columns through the staging block, as
     // staged_block, into dst rows that do not start cache lines. A row's
-    // piece (two to eight vectors) at a, m = a % 64 bytes past a line, is
+    // piece (one to eight vectors) at a, m = a % 64 bytes past a line, is
     // joined to the previous block's last vector (the row's carry slot):
     // the m bytes of the slot's end, then the piece's first vlen - m bytes
-    // (AVX-512: vpermi2{w,d} with indices vlen / g_ - m / g_ + e; AVX2:
+    // (AVX-512: vpermi2{b,w,d} with indices vlen / g_ - m / g_ + e; AVX2:
     // carry_rows_avx2) make the aligned line at a - m, and so on along the
     // piece, streamed; the piece's last 64 bytes become the slot. Lines of
     // a row back to back (cb_): streaming one line of each of the tile's
     // rows, rows a little less than 4 KiB apart (or 8), ran at 0.55-0.65 of
     // the speed of two on an Intel Xeon (L12: its rows' lines agree in
-    // address bits 6 to 11; docs/performance.md); AVX2 bytes take one
-    // line a row all the same (a block within the chain's granule), two
-    // (a granule of 128 columns) having run within the noise of one on a
-    // Zen 3 guest, unmeasured on Intel. The first block of a chain (c0 =
+    // address bits 6 to 11; docs/performance.md); bytes take one line a
+    // row all the same (a block within the chain's granule): on AVX2 two
+    // (a granule of 128 columns) ran within the noise of one on a Zen 3
+    // guest; both unmeasured on Intel. The first block of a chain (c0 =
     // 0 without carry_in) has no slot to join, and the last block of a
     // call whose carry_out is not honoured must leave no byte in the
     // slots: their partial lines are stored with regular stores
@@ -1297,7 +1302,9 @@ private:
         const Zmm car(2), idx(3), idx1(4);
         const Opmask k_head = k4, k_tail = k5;
         const auto kmov = [&](const Opmask &k, const Reg64 &r) {
-            if (g_ == 2)
+            if (g_ == 1)
+                kmovq(k, r);
+            else if (g_ == 2)
                 kmovd(k, r.cvt32());
             else
                 kmovw(k, r.cvt32());
@@ -1307,12 +1314,16 @@ private:
         const auto line = [&](int j, const Zmm &lo, const Zmm &hi,
                               const Opmask *k) {
             vmovdqa64(idx1, idx);
-            if (g_ == 2)
+            if (g_ == 1)
+                vpermi2b(idx1, lo, hi);
+            else if (g_ == 2)
                 vpermi2w(idx1, lo, hi);
             else
                 vpermi2d(idx1, lo, hi);
             if (!k)
                 vmovntdq(ptr[r14 + j * vlen], idx1);
+            else if (g_ == 1)
+                vmovdqu8(ptr[r14 + j * vlen] | *k, idx1);
             else if (g_ == 2)
                 vmovdqu16(ptr[r14 + j * vlen] | *k, idx1);
             else
@@ -1329,7 +1340,8 @@ private:
             mov(r12, r14);
             and_(r12, 63);
             sub(r14, r12);
-            shr(r12, ilog2(g_));
+            if (g_ > 1)
+                shr(r12, ilog2(g_));
             if (head || tail) {
                 // Elements [0, m / g_) of a line: the tail's; the rest:
                 // the head's.
@@ -1350,7 +1362,10 @@ private:
             }
             neg(r12);
             add(r12, n_e);
-            if (g_ == 2) {
+            if (g_ == 1) {
+                vpbroadcastb(idx, r12b);
+                vpaddb(idx, idx, ptr[rip + iota_constant(1)]);
+            } else if (g_ == 2) {
                 vpbroadcastw(idx, r12w);
                 vpaddw(idx, idx, ptr[rip + iota_constant(2)]);
             } else {
@@ -2173,13 +2188,14 @@ private:
     // took the AVX2 f32 dst transposes 0.72x the time of 2 (mid-chain
     // strips, Zen 3; 1 line: 1.5x), and 0.89x with rows 8252 bytes apart
     // (docs/performance.md).
-    // AVX2 bytes: one line (sb_ = 64 columns), so that a block divides the
-    // chain's granule of transpose_carry_cols columns.
+    // Bytes, both ISAs: one line (sb_ = 64 columns), so that a block
+    // divides the chain's granule of transpose_carry_cols columns.
     const int cb_ =
-            is_avx512 ? 2 * sb_
-            : w_ == 1 ? sb_
-                      : std::max(2 * sb_,
-                                 std::min(256 / w_, int(transpose_carry_cols)));
+            w_ == 1 ? sb_
+            : is_avx512
+                    ? 2 * sb_
+                    : std::max(2 * sb_,
+                               std::min(256 / w_, int(transpose_carry_cols)));
     const bool wide_;
     // The most rows of a call that runs one row per 16-byte lane (0:
     // none). AVX-512 (short_rows): a lane's 16 / w rows of 1- and 2-byte
@@ -2206,8 +2222,9 @@ private:
     // Lines whole through a carry (carried_block): the non-temporal
     // variant, whose rows' offsets within a line are multiples of g_ =
     // min(w, 4) bytes; AVX-512 for 2-, 4- and 8-byte elements (its joins
-    // permute words or dwords; bytes would need VBMI's vpermi2b), AVX2
-    // for all (its joins shift off the dwords where they must).
+    // permute words or dwords) and for bytes where the CPU has
+    // AVX512_VBMI (vpermi2b), AVX2 for all (its joins shift off the
+    // dwords where they must).
     const bool carry_ok_;
     const int g_;
     std::vector<std::vector<uint8_t>> consts_;

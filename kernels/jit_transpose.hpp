@@ -57,6 +57,14 @@ std::string transpose_kernel_name(const transpose_key &k);
 
 using transpose_kernel_fn = void (*)(const transpose_call_args *);
 
+/// The rows (dst rows) of one register tile of the kernel for `k`: a
+/// vector's elements (32 or 64 bytes). A non-temporal kernel carries a
+/// row's partial lines (transpose_call_args::carry) only for the rows of
+/// its whole register tiles.
+constexpr int transpose_tile_rows(const transpose_key &k) {
+    return (k.isa == kernel_isa::avx512_core ? 64 : 32) / k.elem_size;
+}
+
 /// A generated transpose kernel: immutable once built.
 class transpose_kernel {
 public:

@@ -32,7 +32,8 @@ struct transpose_call_args {
     uint64_t fence = 1;
     /// Whole lines from rows that do not start cache lines (the
     /// non-temporal JIT variants: AVX2 for every element size, AVX-512 for
-    /// 2-, 4- and 8-byte elements; where dst or dst_ld is not a multiple
+    /// 2-, 4- and 8-byte elements, and for 1-byte ones on a CPU with
+    /// AVX512_VBMI; where dst or dst_ld is not a multiple
     /// of 64 bytes but both are of min(w, 4); other kernels ignore it and
     /// write every element):
     /// each row's piece of a column block is merged in registers with the

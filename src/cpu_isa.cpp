@@ -106,6 +106,12 @@ bool cpu_has_prefetchw() {
     return has;
 }
 
+bool cpu_has_avx512_vbmi() {
+    static const bool has =
+            Xbyak::util::Cpu().has(Xbyak::util::Cpu::tAVX512_VBMI);
+    return has;
+}
+
 kernel_isa max_kernel_isa() {
     kernel_isa cap = to_kernel_isa(frozen_cap());
     if (tls_cap != no_override) {

@@ -35,6 +35,11 @@ cpu_kind this_cpu_kind();
 /// then (jit_select.cpp).
 bool cpu_has_prefetchw();
 
+/// The CPU runs AVX512_VBMI (CPUID), whose byte permutes (vpermi2b) let
+/// AVX-512's non-temporal byte transposes join a dst row's partial lines
+/// (the carry, kernels/jit_transpose.cpp).
+bool cpu_has_avx512_vbmi();
+
 /// Test hook: lowers the cap for the calling thread while alive, so that
 /// one test binary can exercise every ISA (Highway's per-target tests).
 class scoped_isa_cap {

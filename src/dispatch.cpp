@@ -161,10 +161,13 @@ cpu_tuning tuning_of(cpu_kind k) {
             // bytes apart"); so did 2-byte inputs whose lines crowd one L1
             // set, 1.07-1.23x
             // but L11 from DRAM 0.99x ("2-byte inputs whose lines crowd one
-            // L1 set").
+            // L1 set"). AVX-512's carried byte transposes ran s8 dsts whose
+            // lines do not start cache lines 1.0-1.38x as fast as AVX2's
+            // ("AVX-512's byte carry").
             t.ymm_input_transposes_dwords = true;
             t.ymm_input_transposes_crowded_words = true;
             t.ymm_dst_nt_transposes_four_lines = true;
+            t.zmm_byte_carry = true;
             t.dt_words = true;
             t.dt_prefetch_packed = true;
             t.dst_rows_per_thread = false;
@@ -193,7 +196,8 @@ kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
         return kernel_isa::avx2;
     const bool nt_dst = operand == op_dst && nt;
     const bool carried = nt_dst && ld % 64 != 0;
-    if (carried && elem_bytes == 1 && isa == kernel_isa::avx512_core)
+    if (carried && elem_bytes == 1 && isa == kernel_isa::avx512_core
+        && !(t.zmm_byte_carry && cpu_has_avx512_vbmi()))
         return kernel_isa::avx2;
     if (t.ymm_dst_nt_transposes_four_lines && nt_dst && ld % 256 == 0
         && isa == kernel_isa::avx512_core)

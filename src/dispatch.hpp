@@ -32,6 +32,11 @@ struct cpu_tuning {
     /// whose dst lines lie a multiple of 256 bytes apart (where AVX2's
     /// kernel streams four lines of each) is AVX2's, every element size.
     bool ymm_dst_nt_transposes_four_lines = false;
+    /// transpose_kernel_isa: an AVX-512 plan's non-temporal transpose of a
+    /// 1-byte dst whose lines do not start cache lines stays AVX-512's,
+    /// whose carry joins each row's partial lines by AVX512_VBMI's byte
+    /// permutes, where the CPU has them; otherwise it is AVX2's.
+    bool zmm_byte_carry = false;
     /// transpose_packed_lines: 512-bit permutes take two passes, and
     /// AVX-512's packed blocks stop at fewer lines.
     bool split_permutes = false;
@@ -281,16 +286,22 @@ bool dst_block_staged(const select_folded &f);
 /// bf16 (lines 128 bytes apart) ran 0.89x as fast with AVX2's
 /// (docs/performance.md, "2-byte inputs whose lines crowd one L1 set").
 ///
-/// On every CPU, dst's non-temporal transpose of 1-byte elements whose dst
-/// rows do not start cache lines (`ld` not a multiple of 64 bytes:
-/// consecutive strips chain through the carry, transpose_call_args::carry)
-/// is AVX2's: only AVX2's
-/// byte kernel carries (AVX-512's would need AVX512_VBMI's byte permutes),
-/// and without the carry every dst line is read before it is written. On
-/// an Intel Xeon, layout case L23 ([4001, 4096] s8, dst rows 4001 bytes
-/// apart) took 0.56x the time at 1 thread with AVX2's transposes (the
-/// whole AVX2 plan against the whole AVX-512 one), 1.09x at 16 threads from
-/// DRAM, where the AVX2 row kernel alone accounts for 1.15x.
+/// dst's non-temporal transpose of 1-byte elements whose dst rows do not
+/// start cache lines (`ld` not a multiple of 64 bytes: consecutive strips
+/// chain through the carry, transpose_call_args::carry) is AVX2's, unless
+/// the tuning says so (`t.zmm_byte_carry`: Zen 5) and the CPU has
+/// AVX512_VBMI: AVX2's byte kernel carries on every CPU, AVX-512's only
+/// with VBMI's byte permutes, and without the carry every dst line is read
+/// before it is written. On an Intel Xeon, layout case L23 ([4001, 4096]
+/// s8, dst rows 4001 bytes apart) took 0.56x the time at 1 thread with
+/// AVX2's transposes than with AVX-512's uncarried ones (the whole AVX2
+/// plan against the whole AVX-512 one), 1.09x at 16 threads from DRAM,
+/// where the AVX2 row kernel alone accounts for 1.15x. On Zen 5 AVX2's
+/// carry took 0.25 cycles a byte, three times the time of the same
+/// non-temporal stores alone; AVX-512's carried ones ran L23 1.24-1.26x
+/// as fast at 1 and 2 threads and 1.20x from DRAM at 1, other s8 dsts
+/// 1.0-1.38x (docs/performance.md, "AVX-512's byte carry"). Unmeasured on
+/// Intel and Zen 4, which keep AVX2's.
 ///
 /// Where the tuning says so (`t.ymm_dst_nt_transposes_four_lines`: Zen 5),
 /// dst's non-temporal transpose, of every element size, whose lines lie a

@@ -740,10 +740,12 @@ struct tiled_runner {
                     pf[n_pf] = next[i] + b0;
                     pf_bytes[n_pf++] = b1 - b0;
                 }
-            // Bands of a multiple of 32 rows with a carry, so that each of
-            // a band's rows is in a whole register tile of the kernel (then
-            // carried) in every strip or in none.
-            const int64_t bq = carry ? 32 : 16;
+            // Bands of a multiple of 32 rows with a carry (64 for AVX-512's
+            // byte kernel), so that each of a band's rows is in a whole
+            // register tile of the kernel (then carried) in every strip or
+            // in none.
+            const int64_t bq =
+                    carry ? std::max(32, transpose_tile_rows(dtr->key())) : 16;
             int64_t band = dst_band > 0 ? dst_band : nc;
             if (n_pf > 1)
                 band = std::min(band, std::max<int64_t>(bq, (nc / n_pf + bq - 1)

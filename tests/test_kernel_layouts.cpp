@@ -965,14 +965,17 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                                             || (k == si::cpu_kind::amd_zen5
                                                 && (w == 4
                                                     || (w == 2 && crowded))));
-                                // dst's nt transpose: carried (1 byte), and
-                                // on Zen 5 lines a multiple of 256 bytes
-                                // apart (every size); its regular one
-                                // keeps the plan's ISA.
+                                // dst's nt transpose: carried (1 byte, but
+                                // on Zen 5 with AVX512_VBMI), and on Zen 5
+                                // lines a multiple of 256 bytes apart
+                                // (every size); its regular one keeps the
+                                // plan's ISA.
                                 const bool dst_nt = op == si::op_dst && nt;
                                 const bool dst_ymm =
                                         dst_nt
-                                        && ((ld % 64 != 0 && w == 1)
+                                        && ((ld % 64 != 0 && w == 1
+                                             && !(k == si::cpu_kind::amd_zen5
+                                                  && si::cpu_has_avx512_vbmi()))
                                             || (k == si::cpu_kind::amd_zen5
                                                 && (ld == 512 || ld == 768
                                                     || ld == 4096
