@@ -189,15 +189,18 @@ const cpu_tuning &this_cpu_tuning() {
 }
 
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
-                                int64_t rows, bool may_stream, int64_t ld,
-                                bool nt, const cpu_tuning &t) {
+                                int64_t rows, int64_t lines, bool may_stream,
+                                int64_t ld, bool nt, const cpu_tuning &t) {
     if (isa == kernel_isa::avx512_core && operand != op_dst && elem_bytes > 1
         && rows * elem_bytes >= 32 && rows * elem_bytes < 64)
         return kernel_isa::avx2;
     const bool nt_dst = operand == op_dst && nt;
     const bool carried = nt_dst && ld % 64 != 0;
+    // AVX-512's byte kernel carries only along 64 columns or more (`rows`,
+    // the chain's granule) and in its whole register tiles of 64 lines.
     if (carried && elem_bytes == 1 && isa == kernel_isa::avx512_core
-        && !(t.zmm_byte_carry && cpu_has_avx512_vbmi()))
+        && !(t.zmm_byte_carry && cpu_has_avx512_vbmi() && rows >= 64
+             && lines >= 64))
         return kernel_isa::avx2;
     if (t.ymm_dst_nt_transposes_four_lines && nt_dst && ld % 256 == 0
         && isa == kernel_isa::avx512_core)
@@ -332,8 +335,9 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             const int w = operand_bytes(i, f.elem_size);
             plan.transpose[i] = get_transpose_kernel(tuned_transpose_key(
                     transpose_kernel_isa(isa, i, w, f.dims[f.ndims - 2],
-                                         may_stream, f.strides[i][f.ndims - 1],
-                                         false, tuning),
+                                         f.dims[f.ndims - 1], may_stream,
+                                         f.strides[i][f.ndims - 1], false,
+                                         tuning),
                     w, false));
         }
     // A transposed dst and nothing else transposed: the kernel that writes
@@ -412,9 +416,10 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             // dst itself streams only where each column is whole lines.
             const bool off_lines = f.strides[op_dst][nd - 1] % 64 != 0;
             plan.transpose_dst_nt = get_transpose_kernel(tuned_transpose_key(
-                    transpose_kernel_isa(
-                            isa, op_dst, f.elem_size, f.dims[nd - 2], false,
-                            f.strides[op_dst][nd - 1], true, tuning),
+                    transpose_kernel_isa(isa, op_dst, f.elem_size,
+                                         f.dims[nd - 2], f.dims[nd - 1], false,
+                                         f.strides[op_dst][nd - 1], true,
+                                         tuning),
                     f.elem_size, true));
             if (dt && (kdt.dt_rows || !off_lines)) {
                 kdt.nt_stores = 1;

@@ -245,10 +245,10 @@ bool tiles_may_stream(const select_folded &f);
 bool dst_block_staged(const select_folded &f);
 
 /// The ISA of the transposing kernel of `operand` (elements of `elem_bytes`
-/// bytes, `rows` along the tile dim) in a plan of `isa`; `ld`: the bytes
-/// between the operand's lines (the tile's columns: an input's in the
-/// source, dst's in dst); `nt`: the kernel is dst's non-temporal
-/// transpose. `isa`, except in five cases.
+/// bytes, `rows` along the tile dim) in a plan of `isa`; `lines`: the
+/// operand's lines (the tile's columns, f.dims[nd - 1]); `ld`: the bytes
+/// between them (an input's in the source, dst's in dst); `nt`: the kernel
+/// is dst's non-temporal transpose. `isa`, except in six cases.
 ///
 /// On every CPU, an AVX-512 plan's transposed input of 2 to 8 bytes whose
 /// tile dim holds fewer rows than an AVX-512 register tile (64 bytes of
@@ -289,10 +289,11 @@ bool dst_block_staged(const select_folded &f);
 /// dst's non-temporal transpose of 1-byte elements whose dst rows do not
 /// start cache lines (`ld` not a multiple of 64 bytes: consecutive strips
 /// chain through the carry, transpose_call_args::carry) is AVX2's, unless
-/// the tuning says so (`t.zmm_byte_carry`: Zen 5) and the CPU has
-/// AVX512_VBMI: AVX2's byte kernel carries on every CPU, AVX-512's only
-/// with VBMI's byte permutes, and without the carry every dst line is read
-/// before it is written. On an Intel Xeon, layout case L23 ([4001, 4096]
+/// the tuning says so (`t.zmm_byte_carry`: Zen 5), the CPU has AVX512_VBMI
+/// and the tile spans 64 `rows` and 64 `lines` or more: AVX2's byte kernel
+/// carries on every CPU, AVX-512's only with VBMI's byte permutes and only
+/// in its register tiles of 64 lines, along chains of 64 columns or more,
+/// and without the carry every dst line is read before it is written. On an Intel Xeon, layout case L23 ([4001, 4096]
 /// s8, dst rows 4001 bytes apart) took 0.56x the time at 1 thread with
 /// AVX2's transposes than with AVX-512's uncarried ones (the whole AVX2
 /// plan against the whole AVX-512 one), 1.09x at 16 threads from DRAM,
@@ -300,8 +301,9 @@ bool dst_block_staged(const select_folded &f);
 /// carry took 0.25 cycles a byte, three times the time of the same
 /// non-temporal stores alone; AVX-512's carried ones ran L23 1.24-1.26x
 /// as fast at 1 and 2 threads and 1.20x from DRAM at 1, other s8 dsts
-/// 1.0-1.38x (docs/performance.md, "AVX-512's byte carry"). Unmeasured on
-/// Intel and Zen 4, which keep AVX2's.
+/// 1.0-1.38x (docs/performance.md, "AVX-512's byte carry"); dsts of 10
+/// and 26 lines, or of 4 columns, where it carries nothing, ran 0.86-0.91x
+/// as fast with it. Unmeasured on Intel and Zen 4, which keep AVX2's.
 ///
 /// Where the tuning says so (`t.ymm_dst_nt_transposes_four_lines`: Zen 5),
 /// dst's non-temporal transpose, of every element size, whose lines lie a
@@ -326,8 +328,8 @@ bool dst_block_staged(const select_folded &f);
 ///
 /// Elsewhere the AVX-512 kernels are the ones measured.
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
-                                int64_t rows, bool may_stream, int64_t ld,
-                                bool nt, const cpu_tuning &t);
+                                int64_t rows, int64_t lines, bool may_stream,
+                                int64_t ld, bool nt, const cpu_tuning &t);
 
 /// transpose_key::packed_lines for a transposing kernel of `isa` (elements
 /// of `elem_bytes` bytes, non-temporal stores where `nt`): the most lines

@@ -931,74 +931,85 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
     // Zen 5 those of 4 bytes, and those of 2 bytes whose lines crowd one
     // L1 set over a register tile; on every CPU, dst's carried nt transpose
     // (lines off the cache lines) of 1-byte elements in an AVX-512 plan
-    // does, and on Zen 5 dst's nt transpose of every size whose lines lie
-    // a multiple of 256 bytes apart. dst otherwise (its regular transpose,
-    // whatever its line stride), 8-byte elements of longer tiles, streamed
-    // tiles and every other CPU keep the plan's ISA.
+    // does, but on Zen 5 with AVX512_VBMI where the tile spans 64 columns
+    // and 64 lines or more, and on Zen 5 dst's nt transpose of every size
+    // whose lines lie a multiple of 256 bytes apart. dst otherwise (its regular
+    // transpose, whatever its line stride), 8-byte elements of longer tiles,
+    // streamed tiles and every other CPU keep the plan's ISA.
     using K = si::kernel_isa;
     const K z = K::avx512_core, y = K::avx2;
     for (int op = 0; op < 4; ++op)
         for (int w : { 1, 2, 4, 8 })
             for (int64_t rows :
                  { 1, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 65, 128, 2048 })
-                for (bool may_stream : { false, true })
-                    for (int64_t ld :
-                         { 64, 384, 512, 768, 4008, 4160, 4096, 8192 })
-                        for (bool nt : { false, true })
-                            for (si::cpu_kind k :
-                                 { si::cpu_kind::other, si::cpu_kind::amd,
-                                   si::cpu_kind::amd_zen4,
-                                   si::cpu_kind::amd_zen5 }) {
-                                const si::cpu_tuning t = si::tuning_of(k);
-                                const bool short_in = op != si::op_dst && w > 1
-                                                      && rows * w >= 32
-                                                      && rows * w < 64;
-                                // Zen 4: inputs of 2 and 4 bytes; Zen 5: of 4,
-                                // and of 2 where 16 lines crowd one L1 set
-                                // (4096 and 8192 bytes apart; 4008 and 4160
-                                // spread them).
-                                const bool crowded = ld == 4096 || ld == 8192;
-                                const bool in_ymm =
-                                        op != si::op_dst && !may_stream
-                                        && ((k == si::cpu_kind::amd_zen4
-                                             && (w == 2 || w == 4))
-                                            || (k == si::cpu_kind::amd_zen5
-                                                && (w == 4
-                                                    || (w == 2 && crowded))));
-                                // dst's nt transpose: carried (1 byte, but
-                                // on Zen 5 with AVX512_VBMI), and on Zen 5
-                                // lines a multiple of 256 bytes apart
-                                // (every size); its regular one keeps the
-                                // plan's ISA.
-                                const bool dst_nt = op == si::op_dst && nt;
-                                const bool dst_ymm =
-                                        dst_nt
-                                        && ((ld % 64 != 0 && w == 1
-                                             && !(k == si::cpu_kind::amd_zen5
-                                                  && si::cpu_has_avx512_vbmi()))
-                                            || (k == si::cpu_kind::amd_zen5
-                                                && (ld == 512 || ld == 768
-                                                    || ld == 4096
-                                                    || ld == 8192)));
-                                const std::string desc =
-                                        "operand " + std::to_string(op) + " w "
-                                        + std::to_string(w) + " rows "
-                                        + std::to_string(rows)
-                                        + (may_stream ? " stream" : "") + " ld "
-                                        + std::to_string(ld) + (nt ? " nt" : "")
-                                        + " cpu kind "
-                                        + std::to_string(static_cast<int>(k));
-                                EXPECT_EQ(si::transpose_kernel_isa(
-                                                  z, op, w, rows, may_stream,
-                                                  ld, nt, t),
-                                          short_in || in_ymm || dst_ymm ? y : z)
-                                        << desc;
-                                EXPECT_EQ(si::transpose_kernel_isa(
-                                                  y, op, w, rows, may_stream,
-                                                  ld, nt, t),
-                                          y)
-                                        << desc;
-                            }
+                for (int64_t lines : { 26, 63, 64, 4076 })
+                    for (bool may_stream : { false, true })
+                        for (int64_t ld :
+                             { 64, 384, 512, 768, 4008, 4160, 4096, 8192 })
+                            for (bool nt : { false, true })
+                                for (si::cpu_kind k :
+                                     { si::cpu_kind::other, si::cpu_kind::amd,
+                                       si::cpu_kind::amd_zen4,
+                                       si::cpu_kind::amd_zen5 }) {
+                                    const si::cpu_tuning t = si::tuning_of(k);
+                                    const bool short_in =
+                                            op != si::op_dst && w > 1
+                                            && rows * w >= 32 && rows * w < 64;
+                                    // Zen 4: inputs of 2 and 4 bytes; Zen 5: of
+                                    // 4, and of 2 where 16 lines crowd one L1
+                                    // set (4096 and 8192 bytes apart; 4008 and
+                                    // 4160 spread them).
+                                    const bool crowded =
+                                            ld == 4096 || ld == 8192;
+                                    const bool in_ymm =
+                                            op != si::op_dst && !may_stream
+                                            && ((k == si::cpu_kind::amd_zen4
+                                                 && (w == 2 || w == 4))
+                                                || (k == si::cpu_kind::amd_zen5
+                                                    && (w == 4
+                                                        || (w == 2
+                                                            && crowded))));
+                                    // dst's nt transpose: carried (1 byte, but
+                                    // on Zen 5 with AVX512_VBMI), and on Zen 5
+                                    // lines a multiple of 256 bytes apart
+                                    // (every size); its regular one keeps the
+                                    // plan's ISA.
+                                    const bool dst_nt = op == si::op_dst && nt;
+                                    const bool dst_ymm =
+                                            dst_nt
+                                            && ((ld % 64 != 0 && w == 1
+                                                 && !(k
+                                                              == si::cpu_kind::
+                                                                      amd_zen5
+                                                      && si::cpu_has_avx512_vbmi()
+                                                      && rows >= 64
+                                                      && lines >= 64))
+                                                || (k == si::cpu_kind::amd_zen5
+                                                    && (ld == 512 || ld == 768
+                                                        || ld == 4096
+                                                        || ld == 8192)));
+                                    const std::string desc =
+                                            "operand " + std::to_string(op)
+                                            + " w " + std::to_string(w)
+                                            + " rows " + std::to_string(rows)
+                                            + " lines " + std::to_string(lines)
+                                            + (may_stream ? " stream" : "")
+                                            + " ld " + std::to_string(ld)
+                                            + (nt ? " nt" : "") + " cpu kind "
+                                            + std::to_string(
+                                                    static_cast<int>(k));
+                                    EXPECT_EQ(si::transpose_kernel_isa(
+                                                      z, op, w, rows, lines,
+                                                      may_stream, ld, nt, t),
+                                              short_in || in_ymm || dst_ymm ? y
+                                                                            : z)
+                                            << desc;
+                                    EXPECT_EQ(si::transpose_kernel_isa(
+                                                      y, op, w, rows, lines,
+                                                      may_stream, ld, nt, t),
+                                              y)
+                                            << desc;
+                                }
     // tiles_may_stream: the shape half of the streaming rule, whatever the
     // thread count (plan_tiles adds the threads' balance).
     struct tc {
@@ -1088,7 +1099,8 @@ TEST_P(kernel_layouts, TransposingKernelsOfAPlan) {
             EXPECT_EQ(may, d[1] == 16) << si::folded2str(plan.folded);
             const si::kernel_isa want = si::transpose_kernel_isa(
                     kisa(), si::op_src0, w,
-                    plan.folded.dims[plan.folded.ndims - 2], may,
+                    plan.folded.dims[plan.folded.ndims - 2],
+                    plan.folded.dims[plan.folded.ndims - 1], may,
                     plan.folded.strides[si::op_src0][plan.folded.ndims - 1],
                     false, t);
             EXPECT_EQ(plan.transpose[si::op_src0]->name(),

@@ -54,8 +54,8 @@ void column_major_dst_against_guards(guard_set &gs, si::kernel_isa isa,
         nt_isa = dst_nt_transpose_isa(plan, isa);
         // dst's regular transpose: the plan's ISA, whatever dst's lines.
         const si::kernel_isa regular = si::transpose_kernel_isa(
-                isa, si::op_dst, w, f.dims[f.ndims - 2], false, ld, false,
-                si::this_cpu_tuning());
+                isa, si::op_dst, w, f.dims[f.ndims - 2], f.dims[f.ndims - 1],
+                false, ld, false, si::this_cpu_tuning());
         KT_EXPECT(fails,
                   ::testing::AssertionResult(
                           plan.transpose[si::op_dst]
@@ -652,7 +652,7 @@ TEST_P(kernel_layouts_guard, ShortTileDimsAgainstGuards) {
                                          || (wt > 1 && r * wt < 64);
                         const si::kernel_isa want = si::transpose_kernel_isa(
                                 kisa(), op, wt, f.dims[f.ndims - 2],
-                                si::tiles_may_stream(f),
+                                f.dims[f.ndims - 1], si::tiles_may_stream(f),
                                 f.strides[op][f.ndims - 1], false,
                                 si::this_cpu_tuning());
                         KT_EXPECT(
