@@ -293,12 +293,12 @@ bool dst_block_staged(const select_folded &f);
 /// and the tile spans 64 `rows` and 64 `lines` or more: AVX2's byte kernel
 /// carries on every CPU, AVX-512's only with VBMI's byte permutes and only
 /// in its register tiles of 64 lines, along chains of 64 columns or more,
-/// and without the carry every dst line is read before it is written. On an Intel Xeon, layout case L23 ([4001, 4096]
-/// s8, dst rows 4001 bytes apart) took 0.56x the time at 1 thread with
-/// AVX2's transposes than with AVX-512's uncarried ones (the whole AVX2
-/// plan against the whole AVX-512 one), 1.09x at 16 threads from DRAM,
-/// where the AVX2 row kernel alone accounts for 1.15x. On Zen 5 AVX2's
-/// carry took 0.25 cycles a byte, three times the time of the same
+/// and without the carry every dst line is read before it is written. On an
+/// Intel Xeon, layout case L23 ([4001, 4096] s8, dst rows 4001 bytes apart)
+/// took 0.56x the time at 1 thread with AVX2's transposes than with AVX-512's
+/// uncarried ones (the whole AVX2 plan against the whole AVX-512 one), 1.09x at
+/// 16 threads from DRAM, where the AVX2 row kernel alone accounts for 1.15x. On
+/// Zen 5 AVX2's carry took 0.25 cycles a byte, three times the time of the same
 /// non-temporal stores alone; AVX-512's carried ones ran L23 1.24-1.26x
 /// as fast at 1 and 2 threads and 1.20x from DRAM at 1, other s8 dsts
 /// 1.0-1.38x (docs/performance.md, "AVX-512's byte carry"); dsts of 10
