@@ -70,6 +70,10 @@ struct folded_runner {
             return;
         }
         const int od = nd - 2; // the outer dim the kernel walks
+        // More than one call: the non-temporal stores are fenced once after
+        // the last of them rather than per call (select_call_args::fence).
+        const bool calls = r0 / f.dims[od] != (r1 - 1) / f.dims[od];
+        a.fence = calls ? 0 : 1;
         a.cond_stride = stride[op_cond][od];
         a.src0_stride = stride[op_src0][od];
         a.src1_stride = stride[op_src1][od];
@@ -92,6 +96,8 @@ struct folded_runner {
             fn(&a);
             r += len;
         }
+        if (calls)
+            _mm_sfence();
     }
 
     void set_ptrs(select_call_args &a, const int64_t *off) const {
