@@ -64,7 +64,9 @@ enum class inner_mode : uint8_t {
 /// Widened rows: a row under short_row_bytes of dst whose row vectors keep
 /// it from merging becomes rows of up to wide_row_elems elements, the row
 /// vectors repeated (src/broadcast.cpp, step 6; and inside the tiles of
-/// src/parallel_execute.cpp).
+/// src/parallel_execute.cpp). Folds that transpose nothing are compared by
+/// the bytes per element their operands move in runs under short_row_bytes
+/// (step 3).
 constexpr int64_t short_row_bytes = 1024, wide_row_elems = 1024;
 
 /// Row groups: a transposed input's lines under short_line_bytes along the

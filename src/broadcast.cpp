@@ -331,6 +331,30 @@ int64_t transposed_bytes(const select_folded &f, const int64_t *esize) {
     return b;
 }
 
+// Bytes per element of the operands that a fold with nothing to transpose
+// walks in short runs: vectors along the row that are contiguous over less
+// than short_row_bytes (1 KiB) before an outer dim they move along at
+// another stride (an operand whose run ends at a dim it is broadcast along
+// reads the same bytes again, from cache). Rows of [B, H, S, D] inputs
+// written to a [B, S, H, D] dst fold in dst's order to rows of D read from
+// H places per (B, S); in the inputs' order dst alone is written so
+// (docs/performance.md, "Short rows in another order").
+int64_t scattered_bytes(const select_folded &f, const int64_t *esize) {
+    const int nd = f.ndims;
+    int64_t b = 0;
+    for (int i = 0; i < n_operands; ++i) {
+        if (f.mode[i] != inner_mode::vector)
+            continue;
+        int64_t run = f.dims[nd - 1] * esize[i];
+        int d = nd - 2;
+        for (; d >= 0 && run < short_row_bytes && f.strides[i][d] == run; --d)
+            run *= f.dims[d];
+        if (run < short_row_bytes && d >= 0 && f.strides[i][d] != 0)
+            b += esize[i];
+    }
+    return b;
+}
+
 } // namespace
 
 select_folded fold_select(const select_nd &p) {
@@ -364,15 +388,19 @@ select_folded fold_select(const select_nd &p) {
     };
 
     // Step 3: dst's order first. Where that leaves operands to transpose,
-    // the order of each input that moves along every dim (no broadcast) is
-    // tried too, and the fold that transposes the fewest bytes per element
-    // wins (ties: dst's order). Three inputs laid out one way and dst
-    // another then transpose dst alone.
+    // or to walk in short runs, the order of each input that moves along
+    // every dim (no broadcast) is tried too, and the fold that transposes
+    // the fewest bytes per element wins; between folds that transpose
+    // nothing, the one with the fewest bytes per element in short runs
+    // (ties: dst's order). Three inputs laid out one way and dst another
+    // then transpose, or scatter, dst alone.
     int order[max_ndims];
     order_of(op_dst, order);
     select_folded best = fold_in_order(p, order, n_order, esize);
     int64_t best_cost = transposed_bytes(best, esize);
-    for (int i = 0; i < op_dst && best_cost != 0; ++i) {
+    int64_t best_scattered = best_cost == 0 ? scattered_bytes(best, esize) : 0;
+    for (int i = 0; i < op_dst && (best_cost != 0 || best_scattered != 0);
+         ++i) {
         bool full = true;
         for (int k = 0; k < n_order && full; ++k)
             full = p.strides[i][dims_gt1[k]] != 0;
@@ -384,9 +412,14 @@ select_folded fold_select(const select_nd &p) {
             continue;
         select_folded f = fold_in_order(p, alt, n_order, esize);
         const int64_t cost = transposed_bytes(f, esize);
-        if (cost >= 0 && (best_cost < 0 || cost < best_cost)) {
+        const int64_t scattered = cost == 0 ? scattered_bytes(f, esize) : 0;
+        if (cost >= 0
+            && (best_cost < 0 || cost < best_cost
+                || (cost == 0 && best_cost == 0
+                    && scattered < best_scattered))) {
             best = f;
             best_cost = cost;
+            best_scattered = scattered;
         }
     }
     return best;

@@ -1389,6 +1389,54 @@ TEST_P(kernel_layouts, FoldedByHand) {
                                    { T, T, S, V },
                                    1 }));
         }
+        // Rows of D that no order transposes, [B, H, S, D] = [2, 3, 5, 70]
+        // with H and S swapped in memory for some operands: no two dims
+        // merge in any order, and the order whose operands walk the fewest
+        // bytes per element in runs under 4 KiB wins (ties: dst's order).
+        {
+            const dims_t dh = { 2, 3, 5, 70 };
+            const dims_t rm = perm_strides(dh, { 0, 1, 2, 3 });
+            const dims_t sw =
+                    perm_strides(dh, { 0, 2, 1, 3 }); // {1050,70,210,1}
+            ASSERT_EQ(sw, (dims_t { 1050, 70, 210, 1 }));
+            const dims_t in_order[4] = { { 1050, 350, 70, 1 },
+                                         { 1050 * w, 350 * w, 70 * w, w },
+                                         { 1050 * w, 350 * w, 70 * w, w },
+                                         { 1050 * w, 70 * w, 210 * w, w } };
+            // dst alone swapped: dst's order walks the three inputs in rows
+            // of 70 (1 + 2w bytes per element), theirs dst alone (w).
+            EXPECT_TRUE(folds_as(
+                    si::fold_select(full_nd(dh, { rm, rm, rm, sw }, wi)),
+                    { { 2, 3, 5, 70 },
+                      { in_order[0], in_order[1], in_order[2], in_order[3] },
+                      { V, V, V, V },
+                      -1 }));
+            // src_0 alone swapped: dst's order walks src_0 alone so (w),
+            // src_0's order cond, src_1 and dst (1 + 2w): dst's order.
+            EXPECT_TRUE(folds_as(
+                    si::fold_select(full_nd(dh, { rm, sw, rm, rm }, wi)),
+                    { { 2, 3, 5, 70 },
+                      { { 1050, 350, 70, 1 },
+                        { 1050 * w, 70 * w, 210 * w, w },
+                        { 1050 * w, 350 * w, 70 * w, w },
+                        { 1050 * w, 350 * w, 70 * w, w } },
+                      { V, V, V, V },
+                      -1 }));
+            // Rows of 4 KiB and more are no short runs: a tie, dst's order.
+            const dims_t dl = { 2, 3, 5, 4100 };
+            const dims_t rml = perm_strides(dl, { 0, 1, 2, 3 });
+            const dims_t swl = perm_strides(dl, { 0, 2, 1, 3 });
+            const int64_t r = 4100;
+            EXPECT_TRUE(folds_as(
+                    si::fold_select(full_nd(dl, { rml, rml, rml, swl }, wi)),
+                    { { 2, 5, 3, 4100 },
+                      { { 15 * r, r, 5 * r, 1 },
+                        { 15 * r * w, r * w, 5 * r * w, w },
+                        { 15 * r * w, r * w, 5 * r * w, w },
+                        { 15 * r * w, 3 * r * w, r * w, w } },
+                      { V, V, V, V },
+                      -1 }));
+        }
         // The same with a mask of more than 64 KiB ([1, 300, 300]): it
         // counts, dst's order costs w + 1 and the scores' order (dst
         // transposed, w) wins.
