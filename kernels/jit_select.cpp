@@ -79,7 +79,8 @@ std::string kernel_name(const kernel_key &k) {
                             : std::string())
              + (k.dt_prefetch ? "_pf" : "");
     else
-        s += "_u" + std::to_string(k.unroll) + (k.row_prefetch ? "_pf" : "");
+        s += "_u" + std::to_string(k.unroll) + (k.row_prefetch ? "_pf" : "")
+             + (k.row_pitch ? "_g" + std::to_string(k.row_pitch) : "");
     if (k.nt_stores)
         s += "_nt";
     return s;
@@ -144,6 +145,10 @@ private:
     const Vmm vmm_scalar_a_ = Vmm(is_avx512 ? 28 : 13);
     const Vmm vmm_scalar_b_ = Vmm(is_avx512 ? 29 : 14);
     const Opmask k_tail_ = k7;
+    // kernel_key::row_pitch: the lanes of a vector that hold row elements,
+    // and those of the tail (k_tail_ & k_rows_).
+    const Opmask k_rows_ = k6;
+    const Opmask k_tail_rows_ = k5;
 
     // The register holding `lanes_` cond bytes (AVX-512).
     Xmm cond_bytes(int u) const {
@@ -182,12 +187,16 @@ private:
     }
     void store_lanes(const RegExp &addr, const Vmm &v, bool masked) {
         const Address a = ptr[addr];
-        if (masked) {
+        if (masked || key_.row_pitch) {
+            // Row gaps: every store under the mask of the row lanes.
+            const Opmask k = !key_.row_pitch ? k_tail_
+                             : masked        ? k_tail_rows_
+                                             : k_rows_;
             switch (w_) {
-                case 1: vmovdqu8(a | k_tail_, v); break;
-                case 2: vmovdqu16(a | k_tail_, v); break;
-                case 4: vmovdqu32(a | k_tail_, v); break;
-                default: vmovdqu64(a | k_tail_, v); break;
+                case 1: vmovdqu8(a | k, v); break;
+                case 2: vmovdqu16(a | k, v); break;
+                case 4: vmovdqu32(a | k, v); break;
+                default: vmovdqu64(a | k, v); break;
             }
         } else if (key_.nt_stores) {
             vmovntdq(a, v);
@@ -643,6 +652,28 @@ private:
         mov(reg_tmp2_, -1);
         bzhi(reg_tmp2_, reg_tmp2_, count);
         kmovq(k_tail_, reg_tmp2_);
+        if (key_.row_pitch)
+            kandq(k_tail_rows_, k_tail_, k_rows_);
+    }
+
+    // kernel_key::row_pitch: the call's rows as one row of (rows - 1) *
+    // pitch + n elements, and k_rows_ = the lanes j with j % pitch < n
+    // (pitch divides lanes_, so every vector of the stream starts a row):
+    // (2^n - 1) times the pattern of one bit per pitch.
+    void set_row_pitch_stream() {
+        const int pitch = key_.row_pitch;
+        uint64_t ones = 0;
+        for (int j = 0; j < lanes_; j += pitch)
+            ones |= uint64_t { 1 } << j;
+        mov(reg_tmp_, -1);
+        bzhi(reg_tmp_, reg_tmp_, reg_n_);
+        mov(reg_tmp2_, ones);
+        imul(reg_tmp_, reg_tmp2_);
+        kmovq(k_rows_, reg_tmp_);
+        dec(reg_rows_);
+        imul(reg_rows_, reg_rows_, pitch);
+        add(reg_n_, reg_rows_);
+        mov(reg_rows_, 1);
     }
 
     void generate() {
@@ -662,6 +693,8 @@ private:
         mov(reg_rows_, ptr[reg_param_ + offsetof(select_call_args, rows)]);
         if constexpr (!is_avx512)
             vpxor(vmm_zero_, vmm_zero_, vmm_zero_);
+        if (key_.row_pitch)
+            set_row_pitch_stream();
         const Reg64 *const pf_reg[3] = { &reg_pf_cond_, &reg_pf_src0_,
                                          &reg_pf_src1_ };
         const Reg64 *const row_reg[3] = { &reg_cond_, &reg_src0_, &reg_src1_ };
@@ -778,6 +811,14 @@ private:
 
 } // namespace
 
+bool row_pitch_supported(const kernel_key &key) {
+    const int lanes = 64 / std::max<int>(key.elem_size, 1);
+    return key.isa == kernel_isa::avx512_core && !key.dst_transposed
+           && !key.nt_stores && !key.row_prefetch && !key.cond_scalar
+           && !key.src0_scalar && key.row_pitch >= 2 && key.row_pitch <= lanes
+           && lanes % key.row_pitch == 0;
+}
+
 std::shared_ptr<const select_kernel>
 create_jit_select_kernel(const kernel_key &key) {
     const bool key_ok =
@@ -787,7 +828,8 @@ create_jit_select_kernel(const kernel_key &key) {
                        || key.elem_size == 4 || key.elem_size == 8)
                               && key.unroll >= 1 && key.unroll <= 4
                               && !key.dt_prefetch
-                              && (!key.row_prefetch || key.nt_stores);
+                              && (!key.row_prefetch || key.nt_stores)
+                              && (!key.row_pitch || row_pitch_supported(key));
     if (!key_ok)
         fail(status::unimplemented, "Select JIT: no kernel for ",
              kernel_name(key));

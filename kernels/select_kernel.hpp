@@ -128,6 +128,16 @@ struct kernel_key {
     /// docs/performance.md); the store policy times it against the plain
     /// non-temporal kernel (store_kind::nt_prefetch).
     uint8_t row_prefetch = 0;
+    /// Rows of n elements whose rows lie row_pitch elements apart in every
+    /// operand that moves along them (cond's row_pitch bytes), n <
+    /// row_pitch: short padded rows shared by all, such as channels-last
+    /// pixels of 3 channels padded to 4. The kernel walks a call's rows as
+    /// one stream of (rows - 1) * row_pitch + n elements, the inputs' gaps
+    /// read with the rows, and stores each vector under the mask of the
+    /// lanes that hold row elements (`_g<pitch>` in the name). AVX-512,
+    /// regular stores, cond a vector, row_pitch dividing a vector's lanes;
+    /// 0: every row on its own.
+    uint8_t row_pitch = 0;
 
     bool operator==(const kernel_key &o) const {
         return isa == o.isa && elem_size == o.elem_size
@@ -136,7 +146,7 @@ struct kernel_key {
                && nt_stores == o.nt_stores && unroll == o.unroll
                && dst_transposed == o.dst_transposed && dt_cols == o.dt_cols
                && dt_rows == o.dt_rows && dt_prefetch == o.dt_prefetch
-               && row_prefetch == o.row_prefetch;
+               && row_prefetch == o.row_prefetch && row_pitch == o.row_pitch;
     }
     bool operator!=(const kernel_key &o) const { return !(*this == o); }
 };
@@ -157,15 +167,17 @@ struct kernel_key_hash {
         v = v * 16 + k.dt_rows;
         v = v * 2 + k.dt_prefetch;
         v = v * 2 + k.row_prefetch;
+        v = v * 128 + k.row_pitch;
         return static_cast<size_t>(v * 0x9E3779B97F4A7C15ull);
     }
 };
 
-/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>]>[_pf][_nt]",
+/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>]>[_pf][_g<pitch>][_nt]",
 /// for example avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector,
 /// src_1 scalar; `dt` in place of the unroll: dst transposed (dt3: the
 /// packed kernel for rows of 3 elements; dti3: for tiles of 3 rows,
-/// interleaved); _pf: dt_prefetch, or row_prefetch after an unroll.
+/// interleaved); _pf: dt_prefetch, or row_prefetch after an unroll; _g4:
+/// row_pitch 4.
 std::string kernel_name(const kernel_key &k);
 
 using select_kernel_fn = void (*)(const select_call_args *);

@@ -289,6 +289,39 @@ void transpose_block(const transpose_kernel &k, const transpose_call_args &a,
 
 namespace {
 
+// kernel_key::row_pitch for `f` under `key`, 0 for none: the rows of a
+// fold that transposes nothing, shorter than the pitch at which every
+// operand that moves along them lies (in elements; cond in bytes), where
+// that pitch divides AVX-512's lanes. Channels-last pixels of 3 channels
+// padded to 4 ran at 0.03-0.2 of the dense Select a row at a time
+// (docs/performance.md, "Padded short rows").
+int64_t row_pitch_of(const select_folded &f, const kernel_key &key) {
+    const int nd = f.ndims;
+    if (nd < 2 || f.has_transposed() || f.mode[op_cond] != inner_mode::vector
+        || f.mode[op_dst] != inner_mode::vector)
+        return 0;
+    const int64_t n = f.inner();
+    int64_t pitch = 0;
+    for (int i = 0; i < n_operands; ++i) {
+        const int64_t s = f.strides[i][nd - 2];
+        if (f.mode[i] == inner_mode::scalar && s == 0)
+            continue; // a 0-D (or per-call) scalar source
+        const int64_t w = operand_bytes(i, f.elem_size);
+        if (f.mode[i] != inner_mode::vector || s <= 0 || s % w != 0)
+            return 0;
+        if (pitch == 0)
+            pitch = s / w;
+        else if (s / w != pitch)
+            return 0;
+    }
+    kernel_key k = key;
+    k.row_pitch = static_cast<uint8_t>(std::min<int64_t>(pitch, 255));
+    if (pitch <= n || pitch > 64 || f.dims[nd - 2] < 2
+        || !row_pitch_supported(k))
+        return 0;
+    return pitch;
+}
+
 // The plan of `p` as it folds, without staging.
 select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     select_plan plan;
@@ -315,6 +348,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         key.src1_scalar = 1;
     }
     key.unroll = 4;
+    key.row_pitch = static_cast<uint8_t>(row_pitch_of(f, key));
 
     auto &cache = kernel_cache::global();
     bool hit = true;
@@ -425,7 +459,8 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
                 kdt.nt_stores = 1;
                 plan.kernel_dt_nt = get(kdt);
             }
-        } else {
+        } else if (!key.row_pitch) {
+            // Rows with gaps store under masks: no streaming stores.
             kernel_key knt = key;
             knt.nt_stores = 1;
             plan.kernel_nt = get(knt);

@@ -838,6 +838,35 @@ inline bool expect_jit_able(const si::select_nd &p) {
     return expected_fold(p).jit;
 }
 
+/// kernel_key::row_pitch as select_kernel.hpp documents it, for the fold
+/// `f` of `p`'s plan: AVX-512 with regular stores and a vector cond, no
+/// operand transposed, rows of n elements shorter than the one pitch (in
+/// elements) at which every operand that moves along them lies, a pitch
+/// dividing a 64-byte vector's lanes, two rows or more; 0 otherwise.
+inline int expected_row_pitch(const si::select_folded &f, si::kernel_isa isa,
+                              bool nt) {
+    const int nd = f.ndims;
+    if (isa != si::kernel_isa::avx512_core || nt || nd < 2 || f.has_transposed()
+        || f.mode[si::op_cond] != si::inner_mode::vector
+        || f.mode[si::op_dst] != si::inner_mode::vector || f.dims[nd - 2] < 2)
+        return 0;
+    int64_t pitch = -1;
+    for (int i = 0; i < si::n_operands; ++i) {
+        const int64_t s = f.strides[i][nd - 2];
+        const int64_t w = i == si::op_cond ? 1 : f.elem_size;
+        if (f.mode[i] == si::inner_mode::scalar && s == 0)
+            continue;
+        if (f.mode[i] != si::inner_mode::vector || s <= 0 || s % w != 0
+            || (pitch >= 0 && s / w != pitch))
+            return 0;
+        pitch = s / w;
+    }
+    const int64_t lanes = 64 / f.elem_size;
+    return pitch > f.inner() && pitch <= lanes && lanes % pitch == 0
+                   ? static_cast<int>(pitch)
+                   : 0;
+}
+
 /// The kernel key the dispatcher must pick for `p` (documented in
 /// select_kernel.hpp: scalar sources move to the src_1 slot when cond is a
 /// vector, with the cond inverted).
@@ -858,6 +887,13 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
     }
     k.unroll = 4;
     k.nt_stores = nt ? 1 : 0;
+    // The fold the plan's kernel runs: the staged problem's where inputs
+    // are staged.
+    const unsigned staged = expected_fold(p).staged;
+    const si::select_folded f =
+            si::fold_select(staged ? staged_model_problem(p, staged) : p);
+    if (!k.cond_scalar)
+        k.row_pitch = static_cast<uint8_t>(expected_row_pitch(f, isa, nt));
     return k;
 }
 
@@ -994,7 +1030,9 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
             // has the nt variant, the row kernel none.
             const bool big = o.working_set >= si::nt_candidate_bytes();
             const bool dst_tr = expected_fold(p).dst_transposed;
-            const bool want_nt = big && !dst_tr;
+            // Rows with gaps store under masks: no nt kernel.
+            const bool want_nt =
+                    big && !dst_tr && !expected_key(p, isa, false).row_pitch;
             if ((big && dst_tr) != (plan.transpose_dst_nt != nullptr))
                 return ::testing::AssertionFailure()
                        << "working set " << o.working_set << " vs threshold "

@@ -125,6 +125,79 @@ TEST_P(kernel_guard, PlanEveryBroadcastPatternEveryTail) {
     }
 }
 
+TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
+    // Rows of n >= 2 elements padded to a pitch of P > n elements, in every
+    // operand (channels-last pixels of n channels padded to P, cond
+    // padded alike), a 0-D src_1 or one as padded, a 0-D src_0 (swapped
+    // into src_1's slot): on AVX-512 the kernel that walks a call's rows as
+    // one stream and stores under the mask of the row lanes
+    // (kernel_key::row_pitch), where P divides a vector's lanes; the gaps
+    // of dst keep their bytes, nothing past the last row's last element is
+    // read or written (each tensor ends right before a guard page, the
+    // inputs' last gap with it), pixel counts around the vector and the
+    // unroll, 1 to 3 threads.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 4, 2, 1, 8 }) {
+        const int64_t lanes = 64 / w;
+        for (int64_t pitch : { 2, 4, 8, 16, 32, 64, 3, 6 })
+            for (int64_t n : { int64_t { 2 }, pitch / 2, pitch - 1 }) {
+                if (n < 2 || n >= pitch)
+                    continue;
+                for (int64_t pixels : { int64_t { 2 }, lanes / pitch + 1,
+                                        4 * lanes + 3, int64_t { 333 } }) {
+                    if (pixels < 2)
+                        continue;
+                    const dims_t d = { 3, pixels, n };
+                    const dims_t st = { pixels * pitch, pitch, 1 };
+                    const int64_t span = 3 * pixels * pitch;
+                    guard_set gs(static_cast<size_t>(span * w));
+                    ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+                    gs.fill(g);
+                    for (int kind = 0; kind < 3; ++kind) {
+                        nd_spec s = full_spec(d, w);
+                        for (int op = 0; op < 4; ++op)
+                            s.strides[op] = st;
+                        // 1: a 0-D src_1; 2: a 0-D src_0.
+                        if (kind) {
+                            s.in[kind == 1 ? 2 : 1] = {};
+                            s.strides[kind == 1 ? 2 : 1] = {};
+                            s.dst_from_inputs = false;
+                            s.dst = d;
+                        }
+                        const si::select_nd p = make_nd(s);
+                        const si::select_plan plan = si::plan_select(
+                                p, kind == 0 ? si::nt_candidate_bytes() : 0);
+                        const std::string desc =
+                                "kind " + std::to_string(kind) + " pitch "
+                                + std::to_string(pitch) + " " + nd_str(p);
+                        KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                        const bool gaps = kisa() == si::kernel_isa::avx512_core
+                                          && lanes % pitch == 0;
+                        if (jit())
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(
+                                              plan.kernel->key().row_pitch
+                                                      == (gaps ? pitch : 0)
+                                              && (!gaps || !plan.kernel_nt))
+                                              << plan.kernel_str(),
+                                      desc);
+                        for (bool at_end : { true, false })
+                            for (int nthr : { 1, 3 })
+                                KT_EXPECT(
+                                        fails,
+                                        run_guarded(gs, p, plan, at_end, nthr),
+                                        desc
+                                                + (at_end ? " at end"
+                                                          : " at begin")
+                                                + " nthreads "
+                                                + std::to_string(nthr));
+                    }
+                }
+            }
+    }
+}
+
 TEST_P(kernel_guard, ReferenceKernelStridedAgainstGuards) {
     // Problems that no JIT kernel takes (inner strides): the fallback must
     // stay inside the tensors too.
