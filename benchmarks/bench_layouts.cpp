@@ -1,4 +1,4 @@
-// Layout cases L1..L24: Select with operands in channels-last, permuted or
+// Layout cases L1..L27: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
@@ -18,7 +18,11 @@
 // transposed dst whose rows are never whole cache lines, so that the dst
 // transposes join each row's pieces through a carry; L24: L8's scores with
 // every operand full and dst written with its last two dims swapped, dst
-// lines 1 KiB or 512 bytes apart), each
+// lines 1 KiB or 512 bytes apart; L25: attention heads [B, H, S, D] written
+// to a dst stored [B, S, H, D], rows of D that no order transposes; L26:
+// the same with src_0 so stored; L27: RGB images channels-last with each
+// pixel's 3 channels padded to 4 in every operand, rows of 3 elements 4
+// apart), each
 // measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -90,6 +94,8 @@ std::vector<layout_case> layout_cases(int64_t scale) {
     const dims_t few = { 16 * scale, 12, 112, 112 };
     // dst rows 4001 * scale bytes apart in s8: never whole cache lines.
     const dims_t bytes_t = { 4001 * scale, 4096 };
+    // Attention heads [B, H, S, D].
+    const dims_t heads = { 8 * scale, 16, 512, 64 };
     return {
         { "L1",
           "all NHWC",
@@ -231,6 +237,27 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           { {}, {}, {}, { 0, 1, 3, 2 } },
           false,
           op_dst },
+        { "L25",
+          "[8,16,512,64] dst with H and S swapped ([B,S,H,D]), the rest "
+          "row-major",
+          { heads, heads, heads, heads },
+          { {}, {}, {}, { 0, 2, 1, 3 } },
+          false,
+          op_dst },
+        { "L26",
+          "[8,16,512,64] src_0 with H and S swapped, the rest row-major",
+          { heads, heads, heads, heads },
+          { {}, { 0, 2, 1, 3 }, {}, {} },
+          false,
+          op_src0 },
+        { "L27",
+          "[16,3,224,224] all NHWC, the 3 channels padded to 4",
+          { rgb, rgb, rgb, rgb },
+          { nhwc, nhwc, nhwc, nhwc },
+          false,
+          -1,
+          1,
+          { dtype::f32, dtype::bf16, dtype::s8 } },
     };
 }
 
