@@ -149,6 +149,11 @@ private:
     // and those of the tail (k_tail_ & k_rows_).
     const Opmask k_rows_ = k6;
     const Opmask k_tail_rows_ = k5;
+    // AVX2 (4- and 8-byte elements): the same lanes, all ones, and the
+    // lane index modulo the pitch that builds them (data after the code).
+    const Vmm vmm_rows_ = Vmm(15);
+    Label l_lane_mod_;
+    bool gap_stores_ = false;
 
     // The register holding `lanes_` cond bytes (AVX-512).
     Xmm cond_bytes(int u) const {
@@ -325,6 +330,10 @@ private:
     void store_or_plain(const RegExp &addr, const Vmm &v, bool masked) {
         if constexpr (is_avx512)
             store_lanes(addr, v, masked);
+        else if (gap_stores_ && w_ == 4)
+            vpmaskmovd(ptr[addr], vmm_rows_, v);
+        else if (gap_stores_)
+            vpmaskmovq(ptr[addr], vmm_rows_, v);
         else if (key_.nt_stores && !masked)
             vmovntdq(ptr[addr], v);
         else
@@ -676,6 +685,66 @@ private:
         mov(reg_rows_, 1);
     }
 
+    // AVX2, kernel_key::row_pitch (4- and 8-byte elements): the whole
+    // vectors of the call's stream of (rows - 1) * pitch + n elements,
+    // each stored by vpmaskmov{d,q} under the mask of the row lanes, then
+    // the rows after them (fewer than lanes_ / pitch + 1) one at a time by
+    // the row loop, from the pointers past the vectors. No masked access
+    // reaches past the stream's last whole vector: AMD leaves faults of
+    // masked-off lanes of vmaskmov to the implementation.
+    void row_pitch_stream_avx2() {
+        const int pitch = key_.row_pitch;
+        Label l_unrolled, l_single, l_end, l_rows;
+        mov(reg_lim_, reg_rows_);
+        dec(reg_lim_);
+        imul(reg_lim_, reg_lim_, pitch);
+        add(reg_lim_, reg_n_);
+        and_(reg_lim_, -lanes_);
+        jz(l_rows, T_NEAR);
+        // The lanes j with j % pitch < n: n > (j % pitch).
+        vmovq(Xmm(vmm_rows_.getIdx()), reg_n_);
+        if (w_ == 4) {
+            vpbroadcastd(vmm_rows_, Xmm(vmm_rows_.getIdx()));
+            vpcmpgtd(vmm_rows_, vmm_rows_, ptr[rip + l_lane_mod_]);
+        } else {
+            vpbroadcastq(vmm_rows_, Xmm(vmm_rows_.getIdx()));
+            vpcmpgtq(vmm_rows_, vmm_rows_, ptr[rip + l_lane_mod_]);
+        }
+        if (key_.src1_scalar)
+            broadcast_lanes(vmm_scalar_b_, reg_src1_);
+        xor_(reg_i_, reg_i_);
+        gap_stores_ = true;
+        L(l_unrolled);
+        mov(reg_tmp_, reg_lim_);
+        sub(reg_tmp_, reg_i_);
+        cmp(reg_tmp_, unroll_ * lanes_);
+        jb(l_single, T_NEAR);
+        for (int u = 0; u < unroll_; ++u)
+            select_vector(u, u * lanes_, false);
+        add(reg_i_, unroll_ * lanes_);
+        jmp(l_unrolled, T_NEAR);
+        L(l_single);
+        cmp(reg_i_, reg_lim_);
+        jae(l_end, T_NEAR);
+        select_vector(0, 0, false);
+        add(reg_i_, lanes_);
+        jmp(l_single, T_NEAR);
+        L(l_end);
+        gap_stores_ = false;
+        // Past the vectors: reg_lim_ elements, reg_lim_ / pitch rows.
+        add(reg_cond_, reg_lim_);
+        mov(reg_tmp_, reg_lim_);
+        if (lw_)
+            shl(reg_tmp_, lw_);
+        add(reg_src0_, reg_tmp_);
+        if (!key_.src1_scalar)
+            add(reg_src1_, reg_tmp_);
+        add(reg_dst_, reg_tmp_);
+        shr(reg_lim_, ilog2(pitch));
+        sub(reg_rows_, reg_lim_);
+        L(l_rows);
+    }
+
     void generate() {
         // Preamble.
         push(rbx);
@@ -693,8 +762,12 @@ private:
         mov(reg_rows_, ptr[reg_param_ + offsetof(select_call_args, rows)]);
         if constexpr (!is_avx512)
             vpxor(vmm_zero_, vmm_zero_, vmm_zero_);
-        if (key_.row_pitch)
-            set_row_pitch_stream();
+        if (key_.row_pitch) {
+            if constexpr (is_avx512)
+                set_row_pitch_stream();
+            else
+                row_pitch_stream_avx2();
+        }
         const Reg64 *const pf_reg[3] = { &reg_pf_cond_, &reg_pf_src0_,
                                          &reg_pf_src1_ };
         const Reg64 *const row_reg[3] = { &reg_cond_, &reg_src0_, &reg_src1_ };
@@ -760,6 +833,17 @@ private:
         pop(r12);
         pop(rbx);
         ret();
+        if (!is_avx512 && key_.row_pitch) {
+            // AVX2's lane index modulo the pitch (row_pitch_stream_avx2).
+            align(32);
+            L(l_lane_mod_);
+            for (int j = 0; j < lanes_; ++j) {
+                if (w_ == 4)
+                    dd(static_cast<uint32_t>(j % key_.row_pitch));
+                else
+                    dq(static_cast<uint64_t>(j % key_.row_pitch));
+            }
+        }
     }
 
     void row_cond_vector() {
@@ -812,10 +896,14 @@ private:
 } // namespace
 
 bool row_pitch_supported(const kernel_key &key) {
-    const int lanes = 64 / std::max<int>(key.elem_size, 1);
-    return key.isa == kernel_isa::avx512_core && !key.dst_transposed
-           && !key.nt_stores && !key.row_prefetch && !key.cond_scalar
-           && !key.src0_scalar && key.row_pitch >= 2 && key.row_pitch <= lanes
+    // AVX2 has masked stores of 4- and 8-byte lanes only.
+    const bool avx512 = key.isa == kernel_isa::avx512_core;
+    const bool avx2 = key.isa == kernel_isa::avx2
+                      && (key.elem_size == 4 || key.elem_size == 8);
+    const int lanes = (avx512 ? 64 : 32) / std::max<int>(key.elem_size, 1);
+    return (avx512 || avx2) && !key.dst_transposed && !key.nt_stores
+           && !key.row_prefetch && !key.cond_scalar && !key.src0_scalar
+           && key.row_pitch >= 2 && key.row_pitch <= lanes
            && lanes % key.row_pitch == 0;
 }
 

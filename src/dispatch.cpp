@@ -292,9 +292,10 @@ namespace {
 // kernel_key::row_pitch for `f` under `key`, 0 for none: the rows of a
 // fold that transposes nothing, shorter than the pitch at which every
 // operand that moves along them lies (in elements; cond in bytes), where
-// that pitch divides AVX-512's lanes. Channels-last pixels of 3 channels
-// padded to 4 ran at 0.03-0.2 of the dense Select a row at a time
-// (docs/performance.md, "Padded short rows").
+// that pitch divides a vector's lanes (AVX2: 4- and 8-byte elements only,
+// row_pitch_supported). Channels-last pixels of 3 channels padded to 4 ran
+// at 0.03-0.2 of the dense Select a row at a time (docs/performance.md,
+// "Padded short rows").
 int64_t row_pitch_of(const select_folded &f, const kernel_key &key) {
     const int nd = f.ndims;
     if (nd < 2 || f.has_transposed() || f.mode[op_cond] != inner_mode::vector

@@ -842,12 +842,16 @@ inline bool expect_jit_able(const si::select_nd &p) {
 /// `f` of `p`'s plan: AVX-512 with regular stores and a vector cond, no
 /// operand transposed, rows of n elements shorter than the one pitch (in
 /// elements) at which every operand that moves along them lies, a pitch
-/// dividing a 64-byte vector's lanes, two rows or more; 0 otherwise.
+/// dividing a 64-byte vector's lanes, two rows or more; AVX2 the same for
+/// 4- and 8-byte elements, a 32-byte vector's lanes; 0 otherwise.
 inline int expected_row_pitch(const si::select_folded &f, si::kernel_isa isa,
                               bool nt) {
     const int nd = f.ndims;
-    if (isa != si::kernel_isa::avx512_core || nt || nd < 2 || f.has_transposed()
-        || f.mode[si::op_cond] != si::inner_mode::vector
+    // AVX2: 4- and 8-byte elements (masked stores of dwords and qwords).
+    const bool avx2 = isa == si::kernel_isa::avx2
+                      && (f.elem_size == 4 || f.elem_size == 8);
+    if ((isa != si::kernel_isa::avx512_core && !avx2) || nt || nd < 2
+        || f.has_transposed() || f.mode[si::op_cond] != si::inner_mode::vector
         || f.mode[si::op_dst] != si::inner_mode::vector || f.dims[nd - 2] < 2)
         return 0;
     int64_t pitch = -1;
@@ -861,7 +865,7 @@ inline int expected_row_pitch(const si::select_folded &f, si::kernel_isa isa,
             return 0;
         pitch = s / w;
     }
-    const int64_t lanes = 64 / f.elem_size;
+    const int64_t lanes = (avx2 ? 32 : 64) / f.elem_size;
     return pitch > f.inner() && pitch <= lanes && lanes % pitch == 0
                    ? static_cast<int>(pitch)
                    : 0;

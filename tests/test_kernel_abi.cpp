@@ -109,6 +109,11 @@ TEST_P(kernel_abi, KeyAndNameContract) {
     EXPECT_EQ(si::kernel_name(ex), "avx512_core_e4_cv_av_bs_u4_nt");
     ex.row_prefetch = 1;
     EXPECT_EQ(si::kernel_name(ex), "avx512_core_e4_cv_av_bs_u4_pf_nt");
+    si::kernel_key gap = ex;
+    gap.row_prefetch = 0;
+    gap.nt_stores = 0;
+    gap.row_pitch = 4;
+    EXPECT_EQ(si::kernel_name(gap), "avx512_core_e4_cv_av_bs_u4_g4");
     // The row prefetch is the non-temporal row kernel's only.
     si::kernel_key pf_regular = ex;
     pf_regular.isa = kisa();
@@ -447,6 +452,93 @@ TEST_P(kernel_abi, RandomCallsFuzz) {
                   "case " + std::to_string(i) + " " + c.str());
         KT_EXPECT(fails, dst.canaries_ok(), c.str());
     }
+}
+
+TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
+    // kernel_key::row_pitch called directly: rows of n elements whose rows
+    // lie `pitch` elements apart in every operand (cond `pitch` bytes; a
+    // scalar src_1 at stride 0), n < pitch, every pitch that divides the
+    // vector's lanes, row counts around the vector and the unroll, cond
+    // inverted or not. dst's gaps and the canaries after the last row
+    // keep their bytes; each vector is compared with ref_select bit for
+    // bit. Keys the ISA has no such kernel for are refused.
+    if (!jit())
+        return;
+    auto &g = rng();
+    int fails = 0;
+    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
+    for (int w : { 1, 2, 4, 8 }) {
+        const int lanes = (avx512 ? 64 : 32) / w;
+        const bool has = avx512 || w == 4 || w == 8;
+        for (int pitch = 2; pitch <= lanes; pitch *= 2)
+            for (int inv = 0; inv < 2; ++inv)
+                for (int bs = 0; bs < 2; ++bs) {
+                    si::kernel_key k = make_key(kisa(), w, 0, inv, 0, bs, 0, 4);
+                    k.row_pitch = static_cast<uint8_t>(pitch);
+                    if (!has) {
+                        try {
+                            (void)si::create_jit_select_kernel(k);
+                            ADD_FAILURE() << "a kernel was made for "
+                                          << si::kernel_name(k);
+                        } catch (const sg::error &e) {
+                            EXPECT_EQ(e.status, sg::status::unimplemented);
+                        }
+                        continue;
+                    }
+                    const auto kern = si::create_jit_select_kernel(k);
+                    EXPECT_EQ(kern->name(), si::kernel_name(k));
+                    EXPECT_NE(kern->name().find("_g" + std::to_string(pitch)),
+                              std::string::npos);
+                    for (int64_t n = 1; n < pitch; n += (n < 3 ? 1 : pitch / 4))
+                        for (int64_t rows :
+                             { int64_t { 1 }, int64_t { 2 },
+                               int64_t { lanes / pitch },
+                               int64_t { lanes / pitch + 1 },
+                               int64_t { 4 * lanes / pitch + 1 },
+                               int64_t { 9 * lanes / pitch + 3 } }) {
+                            if (rows < 1)
+                                continue;
+                            abi_case c;
+                            c.key = k;
+                            c.n = static_cast<uint64_t>(n);
+                            c.rows = static_cast<uint64_t>(rows);
+                            c.stride[0] = pitch;
+                            c.stride[1] = pitch * w;
+                            c.stride[2] = bs ? 0 : pitch * w;
+                            c.stride[3] = pitch * w;
+                            canary_buf cond(c.bytes(0), g() % 64);
+                            canary_buf a(c.bytes(1), (g() % 16) * w);
+                            canary_buf b(c.bytes(2), (g() % 16) * w);
+                            canary_buf dst(c.bytes(3), (g() % 16) * w);
+                            fill_cond(cond.data(), cond.size(), g);
+                            fill_values(a.data(), a.size() / w, w, g);
+                            fill_values(b.data(), b.size() / w, w, g);
+                            fill_bytes(dst.data(), dst.size(), g);
+                            KT_EXPECT(fails,
+                                      run_abi_case(c, kern->fn(), cond.data(),
+                                                   a.data(), b.data(),
+                                                   dst.data()),
+                                      c.str());
+                            KT_EXPECT(fails, dst.canaries_ok(), c.str());
+                        }
+                }
+    }
+    // Refused: with nt stores, a per-row cond, a pitch of 1, one that does
+    // not divide the lanes.
+    si::kernel_key bad = make_key(kisa(), 4, 0, 0, 0, 0, 0, 4);
+    bad.row_pitch = 4;
+    si::kernel_key bads[4] = { bad, bad, bad, bad };
+    bads[0].nt_stores = 1;
+    bads[1].cond_scalar = 1;
+    bads[2].row_pitch = 1;
+    bads[3].row_pitch = 3;
+    for (const si::kernel_key &k : bads)
+        try {
+            (void)si::create_jit_select_kernel(k);
+            ADD_FAILURE() << "a kernel was made for " << si::kernel_name(k);
+        } catch (const sg::error &e) {
+            EXPECT_EQ(e.status, sg::status::unimplemented) << e.what();
+        }
 }
 
 using abi_harness =
