@@ -27,9 +27,10 @@ struct select_call_args {
     int64_t src1_stride;
     int64_t dst_stride;
     /// Non-temporal kernels: sfence after the last store. 0: the caller
-    /// fences once after a run of calls (the tiled runner, per thread),
-    /// where a fence per call would drain the write-combining buffers
-    /// between strips of one tile.
+    /// fences once after a run of calls (the tiled runner and the folded
+    /// one, per thread), where a fence per call would drain the
+    /// write-combining buffers between strips of one tile or rows of
+    /// consecutive outer indices.
     uint64_t fence = 1;
     /// AVX2: nonzero finishes a row's elements after its last whole vector
     /// one at a time, not by one more vector overlapping the one before.
@@ -134,9 +135,12 @@ struct kernel_key {
     /// pixels of 3 channels padded to 4. The kernel walks a call's rows as
     /// one stream of (rows - 1) * row_pitch + n elements, the inputs' gaps
     /// read with the rows, and stores each vector under the mask of the
-    /// lanes that hold row elements (`_g<pitch>` in the name). AVX-512,
-    /// regular stores, cond a vector, row_pitch dividing a vector's lanes;
-    /// 0: every row on its own.
+    /// lanes that hold row elements (`_g<pitch>` in the name). The call's
+    /// row strides must be those pitches (a scalar src_1: 0); AVX-512
+    /// reads none of them. AVX-512, and AVX2 for 4- and 8-byte elements
+    /// (masked stores of dwords and qwords); regular stores, cond a vector,
+    /// src_0 a vector, row_pitch dividing a vector's lanes; 0: every row on
+    /// its own.
     uint8_t row_pitch = 0;
 
     bool operator==(const kernel_key &o) const {

@@ -398,9 +398,14 @@ select_folded fold_select(const select_nd &p) {
     order_of(op_dst, order);
     select_folded best = fold_in_order(p, order, n_order, esize);
     int64_t best_cost = transposed_bytes(best, esize);
-    int64_t best_scattered = best_cost == 0 ? scattered_bytes(best, esize) : 0;
-    for (int i = 0; i < op_dst && (best_cost != 0 || best_scattered != 0);
-         ++i) {
+    // Bytes in short runs of a fold with no tile at all (a cached transposed
+    // mask costs no bytes but has tiles), -1 for the others.
+    const auto short_runs = [&](const select_folded &f, int64_t cost) {
+        return cost == 0 && !f.has_transposed() ? scattered_bytes(f, esize)
+                                                : int64_t { -1 };
+    };
+    int64_t best_scattered = short_runs(best, best_cost);
+    for (int i = 0; i < op_dst && (best_cost != 0 || best_scattered > 0); ++i) {
         bool full = true;
         for (int k = 0; k < n_order && full; ++k)
             full = p.strides[i][dims_gt1[k]] != 0;
@@ -412,10 +417,10 @@ select_folded fold_select(const select_nd &p) {
             continue;
         select_folded f = fold_in_order(p, alt, n_order, esize);
         const int64_t cost = transposed_bytes(f, esize);
-        const int64_t scattered = cost == 0 ? scattered_bytes(f, esize) : 0;
+        const int64_t scattered = short_runs(f, cost);
         if (cost >= 0
             && (best_cost < 0 || cost < best_cost
-                || (cost == 0 && best_cost == 0
+                || (scattered >= 0 && best_scattered >= 0
                     && scattered < best_scattered))) {
             best = f;
             best_cost = cost;

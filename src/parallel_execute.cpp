@@ -52,6 +52,7 @@ struct folded_runner {
     const char *base[n_operands];
     const int64_t *stride[n_operands]; // per folded dim, bytes
     uint64_t pf_rows; // select_call_args::pf_rows (kernel_key::row_prefetch)
+    bool nt;          // the kernel stores non-temporally
 
     // Rows [r0, r1), columns [c0, c1).
     void run(int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
@@ -96,7 +97,7 @@ struct folded_runner {
             fn(&a);
             r += len;
         }
-        if (calls)
+        if (calls && nt)
             _mm_sfence();
     }
 
@@ -1140,7 +1141,8 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
         fn,
         { base[0], base[1], base[2], base[3] },
         { strides[0], strides[1], strides[2], strides[3] },
-        used->key().row_prefetch ? row_prefetch_rows : 0
+        used->key().row_prefetch ? row_prefetch_rows : 0,
+        used->key().nt_stores != 0
     };
     if (nthr <= 1) {
         runner.run(0, rows, 0, inner);

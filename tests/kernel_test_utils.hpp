@@ -852,7 +852,11 @@ inline int expected_row_pitch(const si::select_folded &f, si::kernel_isa isa,
                       && (f.elem_size == 4 || f.elem_size == 8);
     if ((isa != si::kernel_isa::avx512_core && !avx2) || nt || nd < 2
         || f.has_transposed() || f.mode[si::op_cond] != si::inner_mode::vector
-        || f.mode[si::op_dst] != si::inner_mode::vector || f.dims[nd - 2] < 2)
+        || f.mode[si::op_dst] != si::inner_mode::vector
+        || f.dims[nd - 2] < 2
+        // Both sources scalar: no row kernel takes the src_0 slot scalar.
+        || (f.mode[si::op_src0] == si::inner_mode::scalar
+            && f.mode[si::op_src1] == si::inner_mode::scalar))
         return 0;
     int64_t pitch = -1;
     for (int i = 0; i < si::n_operands; ++i) {

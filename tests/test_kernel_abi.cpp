@@ -466,6 +466,9 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
         return;
     auto &g = rng();
     int fails = 0;
+    using harness_t =
+            callee_saved_harness<si::select_kernel_fn, si::select_call_args>;
+    const harness_t harness;
     const bool avx512 = kisa() == si::kernel_isa::avx512_core;
     for (int w : { 1, 2, 4, 8 }) {
         const int lanes = (avx512 ? 64 : 32) / w;
@@ -486,6 +489,28 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
                         continue;
                     }
                     const auto kern = si::create_jit_select_kernel(k);
+                    {
+                        // The callee-saved registers, over a call of a few
+                        // rows.
+                        const int64_t rows = 2 * lanes / pitch + 1;
+                        std::vector<uint8_t> cond(rows * pitch),
+                                a(rows * pitch * w), b(rows * pitch * w),
+                                dst(rows * pitch * w);
+                        si::select_call_args args {};
+                        args.cond = cond.data();
+                        args.src0 = a.data();
+                        args.src1 = b.data();
+                        args.dst = dst.data();
+                        args.n = static_cast<uint64_t>(pitch - 1);
+                        args.rows = static_cast<uint64_t>(rows);
+                        args.cond_stride = pitch;
+                        args.src0_stride = pitch * w;
+                        args.src1_stride = bs ? 0 : pitch * w;
+                        args.dst_stride = pitch * w;
+                        uint64_t out[8] = {};
+                        harness.get()(kern->fn(), &args, out);
+                        EXPECT_TRUE(harness_t::preserved(out, kern->name()));
+                    }
                     EXPECT_EQ(kern->name(), si::kernel_name(k));
                     EXPECT_NE(kern->name().find("_g" + std::to_string(pitch)),
                               std::string::npos);

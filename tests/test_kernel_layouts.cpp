@@ -1392,7 +1392,7 @@ TEST_P(kernel_layouts, FoldedByHand) {
         // Rows of D that no order transposes, [B, H, S, D] = [2, 3, 5, 70]
         // with H and S swapped in memory for some operands: no two dims
         // merge in any order, and the order whose operands walk the fewest
-        // bytes per element in runs under 4 KiB wins (ties: dst's order).
+        // bytes per element in runs under 1 KiB wins (ties: dst's order).
         {
             const dims_t dh = { 2, 3, 5, 70 };
             const dims_t rm = perm_strides(dh, { 0, 1, 2, 3 });
@@ -1422,20 +1422,39 @@ TEST_P(kernel_layouts, FoldedByHand) {
                         { 1050 * w, 350 * w, 70 * w, w } },
                       { V, V, V, V },
                       -1 }));
-            // Rows of 4 KiB and more are no short runs: a tie, dst's order.
-            const dims_t dl = { 2, 3, 5, 4100 };
-            const dims_t rml = perm_strides(dl, { 0, 1, 2, 3 });
-            const dims_t swl = perm_strides(dl, { 0, 2, 1, 3 });
-            const int64_t r = 4100;
-            EXPECT_TRUE(folds_as(
-                    si::fold_select(full_nd(dl, { rml, rml, rml, swl }, wi)),
-                    { { 2, 5, 3, 4100 },
-                      { { 15 * r, r, 5 * r, 1 },
-                        { 15 * r * w, r * w, 5 * r * w, w },
-                        { 15 * r * w, r * w, 5 * r * w, w },
-                        { 15 * r * w, 3 * r * w, r * w, w } },
-                      { V, V, V, V },
-                      -1 }));
+            // Rows of 1 KiB and more (cond's too) are no short runs: a
+            // tie, dst's order; 1-byte elements at the bound itself, and
+            // one byte under it the inputs' order.
+            for (const int64_t r :
+                 { int64_t { 4100 }, w == 1 ? int64_t { 1024 } : 0,
+                   w == 1 ? int64_t { 1023 } : 0 }) {
+                if (r == 0)
+                    continue;
+                const dims_t dl = { 2, 3, 5, r };
+                const dims_t rml = perm_strides(dl, { 0, 1, 2, 3 });
+                const dims_t swl = perm_strides(dl, { 0, 2, 1, 3 });
+                const si::select_folded f = si::fold_select(
+                        full_nd(dl, { rml, rml, rml, swl }, wi));
+                if (r >= 1024)
+                    EXPECT_TRUE(folds_as(
+                            f, { { 2, 5, 3, r },
+                                 { { 15 * r, r, 5 * r, 1 },
+                                   { 15 * r * w, r * w, 5 * r * w, w },
+                                   { 15 * r * w, r * w, 5 * r * w, w },
+                                   { 15 * r * w, 3 * r * w, r * w, w } },
+                                 { V, V, V, V },
+                                 -1 }))
+                            << "rows of " << r;
+                else
+                    EXPECT_TRUE(folds_as(f, { { 2, 3, 5, r },
+                                              { { 15 * r, 5 * r, r, 1 },
+                                                { 15 * r, 5 * r, r, 1 },
+                                                { 15 * r, 5 * r, r, 1 },
+                                                { 15 * r, r, 3 * r, 1 } },
+                                              { V, V, V, V },
+                                              -1 }))
+                            << "rows of " << r;
+            }
         }
         // The same with a mask of more than 64 KiB ([1, 300, 300]): it
         // counts, dst's order costs w + 1 and the scores' order (dst
