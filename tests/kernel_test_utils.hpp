@@ -1201,6 +1201,19 @@ inline ::testing::AssertionResult run_guarded(guard_set &gs,
                const void *b, void *d) { si::ref_select(q, c, a, b, d, 1); });
 }
 
+/// `p` by `plan` against the guards at either end: 1 and 3 threads at the
+/// start, 2 and 3 at the end; failures count into `fails` (KT_EXPECT).
+inline void run_guarded_1_to_3(int &fails, guard_set &gs,
+                               const si::select_nd &p,
+                               const si::select_plan &plan,
+                               const std::string &desc) {
+    for (bool at_end : { true, false })
+        for (int nthr : { at_end ? 2 : 1, 3 })
+            KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, nthr),
+                      desc + (at_end ? " at end" : " at begin") + " nthreads "
+                              + std::to_string(nthr));
+}
+
 /// Calls a generated kernel (`void kernel(const Args *)`) with the System V
 /// callee-saved registers set to known values and records them, and rsp, after
 /// the call: a generated kernel must preserve rbx, rbp, r12-r15 and the stack

@@ -17,6 +17,23 @@ namespace {
 
 using kernel_abi = isa_test;
 
+/// The four operands of an abi_case, each at a random offset in a canary
+/// buffer: random cond bytes, random source values, random dst bits.
+struct abi_buffers {
+    canary_buf cond, a, b, dst;
+    abi_buffers(const abi_case &c, std::mt19937_64 &g)
+        : cond(c.bytes(0), g() % 64)
+        , a(c.bytes(1), (g() % 16) * static_cast<size_t>(c.w()))
+        , b(c.bytes(2), (g() % 16) * static_cast<size_t>(c.w()))
+        , dst(c.bytes(3), (g() % 16) * static_cast<size_t>(c.w())) {
+        const int w = c.w();
+        fill_cond(cond.data(), cond.size(), g);
+        fill_values(a.data(), a.size() / static_cast<size_t>(w), w, g);
+        fill_values(b.data(), b.size() / static_cast<size_t>(w), w, g);
+        fill_bytes(dst.data(), dst.size(), g);
+    }
+};
+
 /// Every valid key (element sizes 1, 2, 4, 8; unrolls 1..4; nt or not;
 /// the nt ones also with row_prefetch) except cond_scalar with invert_cond,
 /// which the dispatcher never makes and which has its own test; `nt_only`:
@@ -437,14 +454,8 @@ TEST_P(kernel_abi, RandomCallsFuzz) {
             else
                 c.stride[op] = (n + static_cast<int64_t>(g() % 21)) * es;
         }
-        canary_buf cond(c.bytes(0), g() % 64);
-        canary_buf a(c.bytes(1), (g() % 16) * w);
-        canary_buf b(c.bytes(2), (g() % 16) * w);
-        canary_buf dst(c.bytes(3), (g() % 16) * w);
-        fill_cond(cond.data(), cond.size(), g);
-        fill_values(a.data(), a.size() / w, w, g);
-        fill_values(b.data(), b.size() / w, w, g);
-        fill_bytes(dst.data(), dst.size(), g);
+        abi_buffers bufs(c, g);
+        canary_buf &cond = bufs.cond, &a = bufs.a, &b = bufs.b, &dst = bufs.dst;
         const auto fn = kernels[ki] ? kernels[ki]->fn() : nullptr;
         KT_EXPECT(fails,
                   run_abi_case(c, fn, cond.data(), a.data(), b.data(),
@@ -531,14 +542,9 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
                             c.stride[1] = pitch * w;
                             c.stride[2] = bs ? 0 : pitch * w;
                             c.stride[3] = pitch * w;
-                            canary_buf cond(c.bytes(0), g() % 64);
-                            canary_buf a(c.bytes(1), (g() % 16) * w);
-                            canary_buf b(c.bytes(2), (g() % 16) * w);
-                            canary_buf dst(c.bytes(3), (g() % 16) * w);
-                            fill_cond(cond.data(), cond.size(), g);
-                            fill_values(a.data(), a.size() / w, w, g);
-                            fill_values(b.data(), b.size() / w, w, g);
-                            fill_bytes(dst.data(), dst.size(), g);
+                            abi_buffers bufs(c, g);
+                            canary_buf &cond = bufs.cond, &a = bufs.a,
+                                       &b = bufs.b, &dst = bufs.dst;
                             KT_EXPECT(fails,
                                       run_abi_case(c, kern->fn(), cond.data(),
                                                    a.data(), b.data(),

@@ -191,16 +191,7 @@ TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
                                               && (!gaps || !plan.kernel_nt))
                                               << plan.kernel_str(),
                                       desc);
-                        for (bool at_end : { true, false })
-                            for (int nthr : { 1, 3 })
-                                KT_EXPECT(
-                                        fails,
-                                        run_guarded(gs, p, plan, at_end, nthr),
-                                        desc
-                                                + (at_end ? " at end"
-                                                          : " at begin")
-                                                + " nthreads "
-                                                + std::to_string(nthr));
+                        run_guarded_1_to_3(fails, gs, p, plan, desc);
                     }
                 }
             }

@@ -422,17 +422,6 @@ si::select_nd batch_transposed(const dims_t &d, int op, int w) {
     return full_nd(d, st, w);
 }
 
-// `p` by `plan` against the guards at either end: 1 and 3 threads at the
-// start, 2 and 3 at the end.
-void run_guarded_1_to_3(int &fails, guard_set &gs, const si::select_nd &p,
-                        const si::select_plan &plan, const std::string &desc) {
-    for (bool at_end : { true, false })
-        for (int nthr : { at_end ? 2 : 1, 3 })
-            KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, nthr),
-                      desc + (at_end ? " at end" : " at begin") + " nthreads "
-                              + std::to_string(nthr));
-}
-
 TEST_P(kernel_layouts_guard, PiecesAgainstGuards) {
     // One input of [N, C, H, W] stored with every dim reversed (strides
     // {1, N, N*C, N*C*H}), the rest row-major: the fold merges H into W
