@@ -437,7 +437,7 @@ private:
                 row_loop_nt_lines(vec, elem, part);
                 return;
             }
-        Label l_unrolled, l_single, l_tail, l_done;
+        Label l_done;
         xor_(reg_i_, reg_i_);
         if (key_.nt_stores) {
             // AVX-512 (AVX2 streams whole lines above). Head: the elements
@@ -459,28 +459,8 @@ private:
             mov(reg_i_, reg_lim_);
             L(l_head_done);
         }
-        L(l_unrolled);
-        {
-            mov(reg_tmp_, reg_n_);
-            sub(reg_tmp_, reg_i_);
-            cmp(reg_tmp_, unroll_ * lanes_);
-            jb(l_single, T_NEAR);
-            for (int u = 0; u < unroll_; ++u)
-                vec(u, u * lanes_, false);
-            add(reg_i_, unroll_ * lanes_);
-            jmp(l_unrolled, T_NEAR);
-        }
-        L(l_single);
-        {
-            mov(reg_tmp_, reg_n_);
-            sub(reg_tmp_, reg_i_);
-            cmp(reg_tmp_, lanes_);
-            jb(l_tail, T_NEAR);
-            vec(0, 0, false);
-            add(reg_i_, lanes_);
-            jmp(l_single, T_NEAR);
-        }
-        L(l_tail);
+        whole_vectors(vec, reg_n_);
+        // The tail: fewer than lanes_ elements.
         {
             mov(reg_tmp_, reg_n_);
             sub(reg_tmp_, reg_i_);
@@ -493,6 +473,31 @@ private:
                 regular_run(vec, elem, part);
             }
         }
+        L(l_done);
+    }
+
+    // vec over the whole vectors from reg_i_ to `limit`: unroll_ at a time,
+    // then one at a time, until fewer than lanes_ elements are left.
+    template <typename VecOp>
+    void whole_vectors(const VecOp &vec, const Reg64 &limit) {
+        Label l_unrolled, l_single, l_done;
+        L(l_unrolled);
+        mov(reg_tmp_, limit);
+        sub(reg_tmp_, reg_i_);
+        cmp(reg_tmp_, unroll_ * lanes_);
+        jb(l_single, T_NEAR);
+        for (int u = 0; u < unroll_; ++u)
+            vec(u, u * lanes_, false);
+        add(reg_i_, unroll_ * lanes_);
+        jmp(l_unrolled, T_NEAR);
+        L(l_single);
+        mov(reg_tmp_, limit);
+        sub(reg_tmp_, reg_i_);
+        cmp(reg_tmp_, lanes_);
+        jb(l_done, T_NEAR);
+        vec(0, 0, false);
+        add(reg_i_, lanes_);
+        jmp(l_single, T_NEAR);
         L(l_done);
     }
 
@@ -694,7 +699,7 @@ private:
     // masked-off lanes of vmaskmov to the implementation.
     void row_pitch_stream_avx2() {
         const int pitch = key_.row_pitch;
-        Label l_unrolled, l_single, l_end, l_rows;
+        Label l_rows;
         mov(reg_lim_, reg_rows_);
         dec(reg_lim_);
         imul(reg_lim_, reg_lim_, pitch);
@@ -712,24 +717,12 @@ private:
         }
         if (key_.src1_scalar)
             broadcast_lanes(vmm_scalar_b_, reg_src1_);
+        // reg_lim_ is a multiple of lanes_: every vector of the stream.
         xor_(reg_i_, reg_i_);
         gap_stores_ = true;
-        L(l_unrolled);
-        mov(reg_tmp_, reg_lim_);
-        sub(reg_tmp_, reg_i_);
-        cmp(reg_tmp_, unroll_ * lanes_);
-        jb(l_single, T_NEAR);
-        for (int u = 0; u < unroll_; ++u)
-            select_vector(u, u * lanes_, false);
-        add(reg_i_, unroll_ * lanes_);
-        jmp(l_unrolled, T_NEAR);
-        L(l_single);
-        cmp(reg_i_, reg_lim_);
-        jae(l_end, T_NEAR);
-        select_vector(0, 0, false);
-        add(reg_i_, lanes_);
-        jmp(l_single, T_NEAR);
-        L(l_end);
+        whole_vectors([&](int u, int off,
+                          bool masked) { select_vector(u, off, masked); },
+                      reg_lim_);
         gap_stores_ = false;
         // Past the vectors: reg_lim_ elements, reg_lim_ / pitch rows.
         add(reg_cond_, reg_lim_);

@@ -315,12 +315,11 @@ int64_t row_pitch_of(const select_folded &f, const kernel_key &key) {
         else if (s / w != pitch)
             return 0;
     }
-    kernel_key k = key;
-    k.row_pitch = static_cast<uint8_t>(std::min<int64_t>(pitch, 255));
-    if (pitch <= n || pitch > 64 || f.dims[nd - 2] < 2
-        || !row_pitch_supported(k))
+    if (pitch <= n || pitch > 64 || f.dims[nd - 2] < 2)
         return 0;
-    return pitch;
+    kernel_key k = key;
+    k.row_pitch = static_cast<uint8_t>(pitch);
+    return row_pitch_supported(k) ? pitch : 0;
 }
 
 // The plan of `p` as it folds, without staging.
