@@ -80,7 +80,9 @@ std::string kernel_name(const kernel_key &k) {
              + (k.dt_prefetch ? "_pf" : "");
     else
         s += "_u" + std::to_string(k.unroll) + (k.row_prefetch ? "_pf" : "")
-             + (k.row_pitch ? "_g" + std::to_string(k.row_pitch) : "");
+             + (k.row_pitch ? "_g" + std::to_string(k.row_pitch) + "n"
+                                      + std::to_string(k.row_len)
+                            : "");
     if (k.nt_stores)
         s += "_nt";
     return s;
@@ -149,10 +151,7 @@ private:
     // and those of the tail (k_tail_ & k_rows_).
     const Opmask k_rows_ = k6;
     const Opmask k_tail_rows_ = k5;
-    // AVX2 (4- and 8-byte elements): the same lanes, all ones, and the
-    // lane index modulo the pitch that builds them (data after the code).
-    const Vmm vmm_rows_ = Vmm(15);
-    Label l_lane_mod_;
+    // AVX2: each vector stored in its rows' pieces (store_row_pieces).
     bool gap_stores_ = false;
 
     // The register holding `lanes_` cond bytes (AVX-512).
@@ -266,7 +265,7 @@ private:
             cond_zero_lanes(c, &a);
             blend_by_cond(vd, va, vb, c);
         }
-        store_or_plain(elem_addr(reg_dst_, false, off), vd, masked);
+        store_or_plain(elem_addr(reg_dst_, false, off), vd, masked, u);
     }
 
     // AVX2: c = lanes of all ones where the cond bytes are zero, the bytes
@@ -316,7 +315,7 @@ private:
             v = Vmm(vidx_a(u));
             load_or_plain(v, elem_addr(src, false, off), masked);
         }
-        store_or_plain(elem_addr(reg_dst_, false, off), v, masked);
+        store_or_plain(elem_addr(reg_dst_, false, off), v, masked, u);
     }
 
     void load_or_plain(const Vmm &v, const RegExp &addr, bool masked) {
@@ -326,18 +325,78 @@ private:
             vmovdqu(v, ptr[addr]);
     }
     // AVX2's `masked`: a vector of a non-temporal row's partial lines
-    // (row_loop_nt_lines), stored with a regular store.
-    void store_or_plain(const RegExp &addr, const Vmm &v, bool masked) {
+    // (row_loop_nt_lines), stored with a regular store. u: the unroll
+    // slot, whose src_0 register AVX2's row pieces may take.
+    void store_or_plain(const RegExp &addr, const Vmm &v, bool masked, int u) {
         if constexpr (is_avx512)
             store_lanes(addr, v, masked);
-        else if (gap_stores_ && w_ == 4)
-            vpmaskmovd(ptr[addr], vmm_rows_, v);
         else if (gap_stores_)
-            vpmaskmovq(ptr[addr], vmm_rows_, v);
+            store_row_pieces(addr, v, Xmm(vidx_a(u)));
         else if (key_.nt_stores && !masked)
             vmovntdq(ptr[addr], v);
         else
             vmovdqu(ptr[addr], v);
+    }
+
+    // AVX2, kernel_key::row_pitch: each row of the vector at `addr` in the
+    // pieces of 16, 8, 4, 2 and 1 bytes that make its row_len elements,
+    // widest first. A row starts a multiple of the pitch's bytes (a power
+    // of two above every piece) into the vector, so each piece lies
+    // aligned to its size within one 16-byte lane: a plain store of the
+    // low lane, or an extract from it or from the high lane (copied to
+    // `hi` once per vector). AVX2 has no masked store of bytes or words,
+    // and its vpmaskmov{d,q} stores are microcoded on AMD's AVX2-only
+    // cores (Zen 2 and 3: 42 uops, one per 12 cycles, as uops.info
+    // measured them); on Zen 5, under the AVX2 cap, pieces and vpmaskmov
+    // ran 3 f32 of 4 and 3 f64 of 4 at the same speed.
+    void store_row_pieces(const RegExp &addr, const Vmm &v, const Xmm &hi) {
+        const int row_bytes = key_.row_len * w_;
+        const Xmm lo(v.getIdx());
+        bool hi_ready = false;
+        for (int base = 0; base < vlen; base += key_.row_pitch * w_) {
+            int off = 0;
+            for (int s = 16; s >= 1; s /= 2) {
+                if (!(row_bytes & s))
+                    continue;
+                const int b = base + off;
+                off += s;
+                const RegExp a = addr + b;
+                const bool high = b >= 16;
+                const int bi = b % 16;
+                if (s == 16) {
+                    if (high)
+                        vextracti128(xword[a], Ymm(v.getIdx()), 1);
+                    else
+                        vmovdqu(xword[a], lo);
+                    continue;
+                }
+                if (high && !hi_ready) {
+                    vextracti128(hi, Ymm(v.getIdx()), 1);
+                    hi_ready = true;
+                }
+                const Xmm x = high ? hi : lo;
+                switch (s) {
+                    case 8:
+                        if (bi)
+                            vpextrq(qword[a], x, 1);
+                        else
+                            vmovq(qword[a], x);
+                        break;
+                    case 4:
+                        if (bi)
+                            vpextrd(dword[a], x, static_cast<uint8_t>(bi / 4));
+                        else
+                            vmovd(dword[a], x);
+                        break;
+                    case 2:
+                        vpextrw(word[a], x, static_cast<uint8_t>(bi / 2));
+                        break;
+                    default:
+                        vpextrb(byte[a], x, static_cast<uint8_t>(bi));
+                        break;
+                }
+            }
+        }
     }
 
     // --- AVX2: one element at reg_i_, with scalar moves ----------------
@@ -672,17 +731,14 @@ private:
 
     // kernel_key::row_pitch: the call's rows as one row of (rows - 1) *
     // pitch + n elements, and k_rows_ = the lanes j with j % pitch < n
-    // (pitch divides lanes_, so every vector of the stream starts a row):
-    // (2^n - 1) times the pattern of one bit per pitch.
+    // (pitch divides lanes_, so every vector of the stream starts a row).
     void set_row_pitch_stream() {
         const int pitch = key_.row_pitch;
-        uint64_t ones = 0;
-        for (int j = 0; j < lanes_; j += pitch)
-            ones |= uint64_t { 1 } << j;
-        mov(reg_tmp_, -1);
-        bzhi(reg_tmp_, reg_tmp_, reg_n_);
-        mov(reg_tmp2_, ones);
-        imul(reg_tmp_, reg_tmp2_);
+        uint64_t rows_mask = 0;
+        for (int j = 0; j < lanes_; ++j)
+            if (j % pitch < key_.row_len)
+                rows_mask |= uint64_t { 1 } << j;
+        mov(reg_tmp_, rows_mask);
         kmovq(k_rows_, reg_tmp_);
         dec(reg_rows_);
         imul(reg_rows_, reg_rows_, pitch);
@@ -690,13 +746,12 @@ private:
         mov(reg_rows_, 1);
     }
 
-    // AVX2, kernel_key::row_pitch (4- and 8-byte elements): the whole
-    // vectors of the call's stream of (rows - 1) * pitch + n elements,
-    // each stored by vpmaskmov{d,q} under the mask of the row lanes, then
-    // the rows after them (fewer than lanes_ / pitch + 1) one at a time by
-    // the row loop, from the pointers past the vectors. No masked access
-    // reaches past the stream's last whole vector: AMD leaves faults of
-    // masked-off lanes of vmaskmov to the implementation.
+    // AVX2, kernel_key::row_pitch: the whole vectors of the call's stream
+    // of (rows - 1) * pitch + n elements, each stored in its rows' pieces
+    // (store_row_pieces), then the rows after them (fewer than lanes_ /
+    // pitch + 1) one at a time by the row loop, from the pointers past the
+    // vectors: the vectors' loads are whole, and none reaches past the
+    // stream's last whole vector.
     void row_pitch_stream_avx2() {
         const int pitch = key_.row_pitch;
         Label l_rows;
@@ -706,15 +761,6 @@ private:
         add(reg_lim_, reg_n_);
         and_(reg_lim_, -lanes_);
         jz(l_rows, T_NEAR);
-        // The lanes j with j % pitch < n: n > (j % pitch).
-        vmovq(Xmm(vmm_rows_.getIdx()), reg_n_);
-        if (w_ == 4) {
-            vpbroadcastd(vmm_rows_, Xmm(vmm_rows_.getIdx()));
-            vpcmpgtd(vmm_rows_, vmm_rows_, ptr[rip + l_lane_mod_]);
-        } else {
-            vpbroadcastq(vmm_rows_, Xmm(vmm_rows_.getIdx()));
-            vpcmpgtq(vmm_rows_, vmm_rows_, ptr[rip + l_lane_mod_]);
-        }
         if (key_.src1_scalar)
             broadcast_lanes(vmm_scalar_b_, reg_src1_);
         // reg_lim_ is a multiple of lanes_: every vector of the stream.
@@ -826,17 +872,6 @@ private:
         pop(r12);
         pop(rbx);
         ret();
-        if (!is_avx512 && key_.row_pitch) {
-            // AVX2's lane index modulo the pitch (row_pitch_stream_avx2).
-            align(32);
-            L(l_lane_mod_);
-            for (int j = 0; j < lanes_; ++j) {
-                if (w_ == 4)
-                    dd(static_cast<uint32_t>(j % key_.row_pitch));
-                else
-                    dq(static_cast<uint64_t>(j % key_.row_pitch));
-            }
-        }
     }
 
     void row_cond_vector() {
@@ -889,15 +924,13 @@ private:
 } // namespace
 
 bool row_pitch_supported(const kernel_key &key) {
-    // AVX2 has masked stores of 4- and 8-byte lanes only.
     const bool avx512 = key.isa == kernel_isa::avx512_core;
-    const bool avx2 = key.isa == kernel_isa::avx2
-                      && (key.elem_size == 4 || key.elem_size == 8);
     const int lanes = (avx512 ? 64 : 32) / std::max<int>(key.elem_size, 1);
-    return (avx512 || avx2) && !key.dst_transposed && !key.nt_stores
-           && !key.row_prefetch && !key.cond_scalar && !key.src0_scalar
-           && key.row_pitch >= 2 && key.row_pitch <= lanes
-           && lanes % key.row_pitch == 0;
+    return (avx512 || key.isa == kernel_isa::avx2) && !key.dst_transposed
+           && !key.nt_stores && !key.row_prefetch && !key.cond_scalar
+           && !key.src0_scalar && key.row_pitch >= 2 && key.row_pitch <= lanes
+           && lanes % key.row_pitch == 0 && key.row_len >= 1
+           && key.row_len < key.row_pitch;
 }
 
 std::shared_ptr<const select_kernel>

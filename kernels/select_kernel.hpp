@@ -135,13 +135,19 @@ struct kernel_key {
     /// pixels of 3 channels padded to 4. The kernel walks a call's rows as
     /// one stream of (rows - 1) * row_pitch + n elements, the inputs' gaps
     /// read with the rows, and stores each vector under the mask of the
-    /// lanes that hold row elements (`_g<pitch>` in the name). The call's
-    /// row strides must be those pitches (a scalar src_1: 0); AVX-512
-    /// reads none of them. AVX-512, and AVX2 for 4- and 8-byte elements
-    /// (masked stores of dwords and qwords); regular stores, cond a vector,
-    /// src_0 a vector, row_pitch dividing a vector's lanes; 0: every row on
-    /// its own.
+    /// lanes that hold row elements (`_g<pitch>n<row_len>` in the name).
+    /// The call's row strides must be those pitches (a scalar src_1: 0);
+    /// AVX-512 reads none of them. AVX-512 stores under an opmask; AVX2
+    /// 4- and 8-byte elements by vpmaskmov{d,q}, and 1- and 2-byte ones,
+    /// which AVX2 cannot mask, each row in the pieces of 16, 8, 4, 2 and
+    /// 1 bytes that its row_len elements make. Regular stores, cond a
+    /// vector, src_0 a vector, row_pitch dividing a vector's lanes; 0:
+    /// every row on its own.
     uint8_t row_pitch = 0;
+    /// With row_pitch: n, the row length the kernel is generated for, in
+    /// [1, row_pitch); the call's n must be it. Its lanes make the store
+    /// masks (and AVX2's pieces) constants of the code.
+    uint8_t row_len = 0;
 
     bool operator==(const kernel_key &o) const {
         return isa == o.isa && elem_size == o.elem_size
@@ -150,7 +156,8 @@ struct kernel_key {
                && nt_stores == o.nt_stores && unroll == o.unroll
                && dst_transposed == o.dst_transposed && dt_cols == o.dt_cols
                && dt_rows == o.dt_rows && dt_prefetch == o.dt_prefetch
-               && row_prefetch == o.row_prefetch && row_pitch == o.row_pitch;
+               && row_prefetch == o.row_prefetch && row_pitch == o.row_pitch
+               && row_len == o.row_len;
     }
     bool operator!=(const kernel_key &o) const { return !(*this == o); }
 };
@@ -172,16 +179,17 @@ struct kernel_key_hash {
         v = v * 2 + k.dt_prefetch;
         v = v * 2 + k.row_prefetch;
         v = v * 128 + k.row_pitch;
+        v = v * 128 + k.row_len;
         return static_cast<size_t>(v * 0x9E3779B97F4A7C15ull);
     }
 };
 
-/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>]>[_pf][_g<pitch>][_nt]",
+/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>]>[_pf][_g<pitch>n<len>][_nt]",
 /// for example avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector,
 /// src_1 scalar; `dt` in place of the unroll: dst transposed (dt3: the
 /// packed kernel for rows of 3 elements; dti3: for tiles of 3 rows,
-/// interleaved); _pf: dt_prefetch, or row_prefetch after an unroll; _g4:
-/// row_pitch 4.
+/// interleaved); _pf: dt_prefetch, or row_prefetch after an unroll; _g4n3:
+/// row_pitch 4, row_len 3.
 std::string kernel_name(const kernel_key &k);
 
 using select_kernel_fn = void (*)(const select_call_args *);

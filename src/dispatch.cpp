@@ -292,10 +292,10 @@ namespace {
 // kernel_key::row_pitch for `f` under `key`, 0 for none: the rows of a
 // fold that transposes nothing, shorter than the pitch at which every
 // operand that moves along them lies (in elements; cond in bytes), where
-// that pitch divides a vector's lanes (AVX2: 4- and 8-byte elements only,
-// row_pitch_supported). Channels-last pixels of 3 channels padded to 4 ran
-// at 0.03-0.2 of the dense Select a row at a time (docs/performance.md,
-// "Padded short rows").
+// that pitch divides a vector's lanes (row_pitch_supported); the kernel's
+// row_len is the row length. Channels-last pixels of 3 channels padded to
+// 4 ran at 0.03-0.2 of the dense Select a row at a time
+// (docs/performance.md, "Padded short rows").
 int64_t row_pitch_of(const select_folded &f, const kernel_key &key) {
     const int nd = f.ndims;
     if (nd < 2 || f.has_transposed() || f.mode[op_cond] != inner_mode::vector
@@ -319,6 +319,7 @@ int64_t row_pitch_of(const select_folded &f, const kernel_key &key) {
         return 0;
     kernel_key k = key;
     k.row_pitch = static_cast<uint8_t>(pitch);
+    k.row_len = static_cast<uint8_t>(n);
     return row_pitch_supported(k) ? pitch : 0;
 }
 
@@ -349,6 +350,8 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     }
     key.unroll = 4;
     key.row_pitch = static_cast<uint8_t>(row_pitch_of(f, key));
+    if (key.row_pitch)
+        key.row_len = static_cast<uint8_t>(f.inner());
 
     auto &cache = kernel_cache::global();
     bool hit = true;

@@ -839,17 +839,15 @@ inline bool expect_jit_able(const si::select_nd &p) {
 }
 
 /// kernel_key::row_pitch as select_kernel.hpp documents it, for the fold
-/// `f` of `p`'s plan: AVX-512 with regular stores and a vector cond, no
-/// operand transposed, rows of n elements shorter than the one pitch (in
-/// elements) at which every operand that moves along them lies, a pitch
-/// dividing a 64-byte vector's lanes, two rows or more; AVX2 the same for
-/// 4- and 8-byte elements, a 32-byte vector's lanes; 0 otherwise.
+/// `f` of `p`'s plan: AVX-512 or AVX2 with regular stores and a vector
+/// cond, no operand transposed, rows of n elements shorter than the one
+/// pitch (in elements) at which every operand that moves along them lies,
+/// a pitch dividing a vector's lanes (64 or 32 bytes), two rows or more;
+/// 0 otherwise.
 inline int expected_row_pitch(const si::select_folded &f, si::kernel_isa isa,
                               bool nt) {
     const int nd = f.ndims;
-    // AVX2: 4- and 8-byte elements (masked stores of dwords and qwords).
-    const bool avx2 = isa == si::kernel_isa::avx2
-                      && (f.elem_size == 4 || f.elem_size == 8);
+    const bool avx2 = isa == si::kernel_isa::avx2;
     if ((isa != si::kernel_isa::avx512_core && !avx2) || nt || nd < 2
         || f.has_transposed() || f.mode[si::op_cond] != si::inner_mode::vector
         || f.mode[si::op_dst] != si::inner_mode::vector
@@ -902,6 +900,8 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
             si::fold_select(staged ? staged_model_problem(p, staged) : p);
     if (!k.cond_scalar)
         k.row_pitch = static_cast<uint8_t>(expected_row_pitch(f, isa, nt));
+    if (k.row_pitch)
+        k.row_len = static_cast<uint8_t>(f.inner());
     return k;
 }
 

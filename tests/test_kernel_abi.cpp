@@ -130,7 +130,8 @@ TEST_P(kernel_abi, KeyAndNameContract) {
     gap.row_prefetch = 0;
     gap.nt_stores = 0;
     gap.row_pitch = 4;
-    EXPECT_EQ(si::kernel_name(gap), "avx512_core_e4_cv_av_bs_u4_g4");
+    gap.row_len = 3;
+    EXPECT_EQ(si::kernel_name(gap), "avx512_core_e4_cv_av_bs_u4_g4n3");
     // The row prefetch is the non-temporal row kernel's only.
     si::kernel_key pf_regular = ex;
     pf_regular.isa = kisa();
@@ -468,11 +469,13 @@ TEST_P(kernel_abi, RandomCallsFuzz) {
 TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
     // kernel_key::row_pitch called directly: rows of n elements whose rows
     // lie `pitch` elements apart in every operand (cond `pitch` bytes; a
-    // scalar src_1 at stride 0), n < pitch, every pitch that divides the
-    // vector's lanes, row counts around the vector and the unroll, cond
-    // inverted or not. dst's gaps and the canaries after the last row
-    // keep their bytes; each vector is compared with ref_select bit for
-    // bit. Keys the ISA has no such kernel for are refused.
+    // scalar src_1 at stride 0), a kernel for each n < pitch (row_len),
+    // every pitch that divides the vector's lanes, every element size
+    // (AVX2 stores each row in pieces of 16, 8, 4, 2 and 1 bytes: every
+    // combination of them for 1-byte rows of up to 31), row counts around
+    // the vector and the unroll, cond inverted or not. dst's gaps and the
+    // canaries after the last row keep their bytes; each vector is
+    // compared with ref_select bit for bit. Malformed keys are refused.
     if (!jit())
         return;
     auto &g = rng();
@@ -483,49 +486,47 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
     const bool avx512 = kisa() == si::kernel_isa::avx512_core;
     for (int w : { 1, 2, 4, 8 }) {
         const int lanes = (avx512 ? 64 : 32) / w;
-        const bool has = avx512 || w == 4 || w == 8;
         for (int pitch = 2; pitch <= lanes; pitch *= 2)
-            for (int inv = 0; inv < 2; ++inv)
-                for (int bs = 0; bs < 2; ++bs) {
-                    si::kernel_key k = make_key(kisa(), w, 0, inv, 0, bs, 0, 4);
-                    k.row_pitch = static_cast<uint8_t>(pitch);
-                    if (!has) {
-                        try {
-                            (void)si::create_jit_select_kernel(k);
-                            ADD_FAILURE() << "a kernel was made for "
-                                          << si::kernel_name(k);
-                        } catch (const sg::error &e) {
-                            EXPECT_EQ(e.status, sg::status::unimplemented);
+            for (int n = 1; n < pitch; ++n) {
+                // Every n for the short pitches and for AVX2's byte rows;
+                // else 1, 2, 3 and a few more.
+                if (pitch > 8 && !(kisa() == si::kernel_isa::avx2 && w == 1)
+                    && n > 3 && n % (pitch / 4) != pitch / 4 - 1)
+                    continue;
+                for (int inv = 0; inv < 2; ++inv)
+                    for (int bs = 0; bs < 2; ++bs) {
+                        si::kernel_key k =
+                                make_key(kisa(), w, 0, inv, 0, bs, 0, 4);
+                        k.row_pitch = static_cast<uint8_t>(pitch);
+                        k.row_len = static_cast<uint8_t>(n);
+                        const auto kern = si::create_jit_select_kernel(k);
+                        EXPECT_EQ(kern->name(), si::kernel_name(k));
+                        EXPECT_NE(kern->name().find("_g" + std::to_string(pitch)
+                                                    + "n" + std::to_string(n)),
+                                  std::string::npos);
+                        if (n == pitch - 1) {
+                            // The callee-saved registers, over a call of a
+                            // few rows.
+                            const int64_t rows = 2 * lanes / pitch + 1;
+                            std::vector<uint8_t> cond(rows * pitch),
+                                    a(rows * pitch * w), b(rows * pitch * w),
+                                    dst(rows * pitch * w);
+                            si::select_call_args args {};
+                            args.cond = cond.data();
+                            args.src0 = a.data();
+                            args.src1 = b.data();
+                            args.dst = dst.data();
+                            args.n = static_cast<uint64_t>(n);
+                            args.rows = static_cast<uint64_t>(rows);
+                            args.cond_stride = pitch;
+                            args.src0_stride = pitch * w;
+                            args.src1_stride = bs ? 0 : pitch * w;
+                            args.dst_stride = pitch * w;
+                            uint64_t out[8] = {};
+                            harness.get()(kern->fn(), &args, out);
+                            EXPECT_TRUE(
+                                    harness_t::preserved(out, kern->name()));
                         }
-                        continue;
-                    }
-                    const auto kern = si::create_jit_select_kernel(k);
-                    {
-                        // The callee-saved registers, over a call of a few
-                        // rows.
-                        const int64_t rows = 2 * lanes / pitch + 1;
-                        std::vector<uint8_t> cond(rows * pitch),
-                                a(rows * pitch * w), b(rows * pitch * w),
-                                dst(rows * pitch * w);
-                        si::select_call_args args {};
-                        args.cond = cond.data();
-                        args.src0 = a.data();
-                        args.src1 = b.data();
-                        args.dst = dst.data();
-                        args.n = static_cast<uint64_t>(pitch - 1);
-                        args.rows = static_cast<uint64_t>(rows);
-                        args.cond_stride = pitch;
-                        args.src0_stride = pitch * w;
-                        args.src1_stride = bs ? 0 : pitch * w;
-                        args.dst_stride = pitch * w;
-                        uint64_t out[8] = {};
-                        harness.get()(kern->fn(), &args, out);
-                        EXPECT_TRUE(harness_t::preserved(out, kern->name()));
-                    }
-                    EXPECT_EQ(kern->name(), si::kernel_name(k));
-                    EXPECT_NE(kern->name().find("_g" + std::to_string(pitch)),
-                              std::string::npos);
-                    for (int64_t n = 1; n < pitch; n += (n < 3 ? 1 : pitch / 4))
                         for (int64_t rows :
                              { int64_t { 1 }, int64_t { 2 },
                                int64_t { lanes / pitch },
@@ -552,17 +553,23 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
                                       c.str());
                             KT_EXPECT(fails, dst.canaries_ok(), c.str());
                         }
-                }
+                    }
+            }
     }
     // Refused: with nt stores, a per-row cond, a pitch of 1, one that does
-    // not divide the lanes.
+    // not divide the lanes, no row length, a row length of the pitch.
     si::kernel_key bad = make_key(kisa(), 4, 0, 0, 0, 0, 0, 4);
     bad.row_pitch = 4;
-    si::kernel_key bads[4] = { bad, bad, bad, bad };
+    bad.row_len = 3;
+    si::kernel_key bads[6] = { bad, bad, bad, bad, bad, bad };
     bads[0].nt_stores = 1;
     bads[1].cond_scalar = 1;
     bads[2].row_pitch = 1;
+    bads[2].row_len = 0;
     bads[3].row_pitch = 3;
+    bads[3].row_len = 2;
+    bads[4].row_len = 0;
+    bads[5].row_len = 4;
     for (const si::kernel_key &k : bads)
         try {
             (void)si::create_jit_select_kernel(k);

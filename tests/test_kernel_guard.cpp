@@ -129,10 +129,10 @@ TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
     // Rows of n >= 2 elements padded to a pitch of P > n elements, in every
     // operand (channels-last pixels of n channels padded to P, cond
     // padded alike), a 0-D src_1 or one as padded, a 0-D src_0 (swapped
-    // into src_1's slot): on AVX-512 (on AVX2 for 4- and 8-byte elements)
-    // the kernel that walks a call's rows as one stream and stores under the
-    // mask of the row lanes (kernel_key::row_pitch), where P divides a
-    // vector's lanes; the gaps
+    // into src_1's slot): the kernel that walks a call's rows as one
+    // stream and stores only the row lanes (kernel_key::row_pitch: AVX-512
+    // under a mask, AVX2 in pieces), where P divides a vector's lanes; the
+    // gaps
     // of dst keep their bytes, nothing past the last row's last element is
     // read or written (each tensor ends right before a guard page, the
     // inputs' last gap with it), pixel counts around the vector and the
@@ -175,9 +175,8 @@ TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
                                 "kind " + std::to_string(kind) + " pitch "
                                 + std::to_string(pitch) + " " + nd_str(p);
                         KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
-                        // AVX2: 4- and 8-byte elements, 32-byte vectors.
-                        const bool avx2 = kisa() == si::kernel_isa::avx2
-                                          && (w == 4 || w == 8);
+                        // AVX2: 32-byte vectors.
+                        const bool avx2 = kisa() == si::kernel_isa::avx2;
                         const bool gaps =
                                 kind != 3
                                 && ((kisa() == si::kernel_isa::avx512_core
@@ -188,6 +187,8 @@ TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
                                       ::testing::AssertionResult(
                                               plan.kernel->key().row_pitch
                                                       == (gaps ? pitch : 0)
+                                              && plan.kernel->key().row_len
+                                                         == (gaps ? n : 0)
                                               && (!gaps || !plan.kernel_nt))
                                               << plan.kernel_str(),
                                       desc);
