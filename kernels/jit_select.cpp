@@ -80,9 +80,8 @@ std::string kernel_name(const kernel_key &k) {
              + (k.dt_prefetch ? "_pf" : "");
     else
         s += "_u" + std::to_string(k.unroll) + (k.row_prefetch ? "_pf" : "")
-             + (k.row_pitch ? "_g" + std::to_string(k.row_pitch) + "n"
-                                      + std::to_string(k.row_len)
-                            : "");
+             + (k.row_pitch ? "_g" + std::to_string(k.row_pitch) : "")
+             + (k.row_len ? "_n" + std::to_string(k.row_len) : "");
     if (k.nt_stores)
         s += "_nt";
     return s;
@@ -136,6 +135,14 @@ private:
     const Reg64 reg_pf_cond_ = r13;
     const Reg64 reg_pf_src0_ = r14;
     const Reg64 reg_pf_src1_ = r15;
+    // Short rows (kernel_key::row_len without row_pitch): the row strides,
+    // in the registers of the prefetch pointers and of n (a constant).
+    const Reg64 reg_st_cond_ = r13;
+    const Reg64 reg_st_src0_ = r14;
+    const Reg64 reg_st_src1_ = r15;
+    const Reg64 reg_st_dst_ = rcx;
+    bool short_rows() const { return key_.row_len && !key_.row_pitch; }
+    bool saves_r13_r15() const { return key_.row_prefetch || short_rows(); }
 
     // Vector registers: per unroll slot u a cond register, two source
     // registers and (AVX-512) a result register; then the broadcast scalars.
@@ -399,7 +406,7 @@ private:
         }
     }
 
-    // --- AVX2: one element at reg_i_, with scalar moves ----------------
+    // --- one element at reg_i_, with scalar moves (AVX2, and short rows)
     // Loads w_ bytes of `base` (at reg_i_ unless scalar) into `r`.
     void load_elem(const Reg64 &r, const Reg64 &base, bool scalar) {
         const RegExp a = elem_addr(base, scalar, 0);
@@ -437,7 +444,8 @@ private:
         store_elem(reg_tmp_);
     }
 
-    // --- AVX2: `bytes` (16, 8 or 4) of a row at reg_i_, in an xmm --------
+    // --- `bytes` (16, 8 or 4) of a row at reg_i_, in an xmm (AVX2, and
+    // AVX-512's short rows) ------------------------------------------
     void load_part(const Xmm &x, const RegExp &a, int bytes) {
         switch (bytes) {
             case 16: vmovdqu(x, ptr[a]); break;
@@ -471,9 +479,23 @@ private:
                 vmovd(c, reg_tmp2_.cvt32());
                 break;
         }
-        cond_zero_lanes(c, nullptr);
         const Xmm vd(vidx_d(0));
-        blend_by_cond(vd, va, vb, c);
+        if constexpr (is_avx512) {
+            // EVEX: a scalar src_1 may lie in xmm16-31.
+            if (key_.invert_cond)
+                vptestnmb(k1, c, c);
+            else
+                vptestmb(k1, c, c);
+            switch (w_) {
+                case 1: vpblendmb(vd | k1, vb, va); break;
+                case 2: vpblendmw(vd | k1, vb, va); break;
+                case 4: vpblendmd(vd | k1, vb, va); break;
+                default: vpblendmq(vd | k1, vb, va); break;
+            }
+        } else {
+            cond_zero_lanes(c, nullptr);
+            blend_by_cond(vd, va, vb, c);
+        }
         store_part(elem_addr(reg_dst_, false, 0), vd, bytes);
     }
     void copy_part(const Reg64 &src, bool scalar, const Vmm &vs, int bytes) {
@@ -784,14 +806,84 @@ private:
         L(l_rows);
     }
 
+    // kernel_key::row_len without row_pitch: each row of the call, of
+    // row_len elements (under 32 bytes), at the call's strides. AVX-512
+    // four rows an iteration, then one at a time; AVX2 one at a time: on
+    // Zen 5 four an iteration ran rows of 24-28 bytes 1.5x slower from
+    // DRAM under the AVX2 cap, and no row faster, where AVX-512 ran rows
+    // of 3 s8 or 3 f32 4-8% faster (docs/performance.md, "Short rows").
+    void short_rows_loop() {
+        const int unroll = is_avx512 ? 4 : 1;
+        mov(reg_st_cond_,
+            ptr[reg_param_ + offsetof(select_call_args, cond_stride)]);
+        mov(reg_st_src0_,
+            ptr[reg_param_ + offsetof(select_call_args, src0_stride)]);
+        mov(reg_st_src1_,
+            ptr[reg_param_ + offsetof(select_call_args, src1_stride)]);
+        mov(reg_st_dst_,
+            ptr[reg_param_ + offsetof(select_call_args, dst_stride)]);
+        xor_(reg_i_, reg_i_);
+        Label l_unrolled, l_one, l_done;
+        if (unroll > 1) {
+            L(l_unrolled);
+            cmp(reg_rows_, unroll);
+            jb(l_one, T_NEAR);
+            for (int u = 0; u < unroll; ++u)
+                short_row();
+            sub(reg_rows_, unroll);
+            jmp(l_unrolled, T_NEAR);
+        }
+        L(l_one);
+        test(reg_rows_, reg_rows_);
+        jz(l_done, T_NEAR);
+        short_row();
+        dec(reg_rows_);
+        jmp(l_one, T_NEAR);
+        L(l_done);
+    }
+    // One short row at the row pointers, which then step to the next: the
+    // row's bytes in one part, or two overlapping ones, of the widest of
+    // 16, 8 and 4 bytes that the row holds, where that part holds two
+    // elements or more; else element by element. No masked access: on
+    // Zen 5 a row of 3 f32 under masks ran as fast as two parts from L2
+    // and 1.8x slower from DRAM (docs/performance.md, "Short rows").
+    void short_row() {
+        if (key_.src1_scalar)
+            broadcast_lanes(vmm_scalar_b_, reg_src1_);
+        const int bytes = key_.row_len * w_;
+        int part = 16;
+        while (part > bytes)
+            part /= 2;
+        if (part >= 4 && part >= 2 * w_) {
+            select_part(part);
+            if (part != bytes) {
+                mov(reg_i_, (bytes - part) / w_);
+                select_part(part);
+                xor_(reg_i_, reg_i_);
+            }
+        } else {
+            for (int e = 0; e < key_.row_len; ++e) {
+                if (e)
+                    mov(reg_i_, e);
+                select_elem();
+            }
+            if (key_.row_len > 1)
+                xor_(reg_i_, reg_i_);
+        }
+        add(reg_cond_, reg_st_cond_);
+        add(reg_src0_, reg_st_src0_);
+        add(reg_src1_, reg_st_src1_);
+        add(reg_dst_, reg_st_dst_);
+    }
+
     void generate() {
         // Preamble.
         push(rbx);
         push(r12);
-        if (key_.row_prefetch) {
-            push(reg_pf_cond_);
-            push(reg_pf_src0_);
-            push(reg_pf_src1_);
+        if (saves_r13_r15()) {
+            push(r13);
+            push(r14);
+            push(r15);
         }
         mov(reg_cond_, ptr[reg_param_ + offsetof(select_call_args, cond)]);
         mov(reg_src0_, ptr[reg_param_ + offsetof(select_call_args, src0)]);
@@ -801,6 +893,11 @@ private:
         mov(reg_rows_, ptr[reg_param_ + offsetof(select_call_args, rows)]);
         if constexpr (!is_avx512)
             vpxor(vmm_zero_, vmm_zero_, vmm_zero_);
+        if (short_rows()) {
+            short_rows_loop();
+            postamble();
+            return;
+        }
         if (key_.row_pitch) {
             if constexpr (is_avx512)
                 set_row_pitch_stream();
@@ -854,8 +951,10 @@ private:
                 add(*pf_reg[i], ptr[reg_param_ + stride_at[i]]);
         dec(reg_rows_);
         jnz(l_row, T_NEAR);
+        postamble();
+    }
 
-        // Postamble.
+    void postamble() {
         if (key_.nt_stores) {
             Label l_no_fence;
             cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
@@ -864,10 +963,10 @@ private:
             L(l_no_fence);
         }
         vzeroupper();
-        if (key_.row_prefetch) {
-            pop(reg_pf_src1_);
-            pop(reg_pf_src0_);
-            pop(reg_pf_cond_);
+        if (saves_r13_r15()) {
+            pop(r15);
+            pop(r14);
+            pop(r13);
         }
         pop(r12);
         pop(rbx);
@@ -923,27 +1022,30 @@ private:
 
 } // namespace
 
-bool row_pitch_supported(const kernel_key &key) {
+bool row_len_supported(const kernel_key &key) {
     const bool avx512 = key.isa == kernel_isa::avx512_core;
     const int lanes = (avx512 ? 64 : 32) / std::max<int>(key.elem_size, 1);
+    const bool pitch_ok = key.row_pitch
+                                  ? key.row_pitch >= 2 && key.row_pitch <= lanes
+                                            && lanes % key.row_pitch == 0
+                                            && key.row_len < key.row_pitch
+                                  : key.row_len * key.elem_size < 32;
     return (avx512 || key.isa == kernel_isa::avx2) && !key.dst_transposed
            && !key.nt_stores && !key.row_prefetch && !key.cond_scalar
-           && !key.src0_scalar && key.row_pitch >= 2 && key.row_pitch <= lanes
-           && lanes % key.row_pitch == 0 && key.row_len >= 1
-           && key.row_len < key.row_pitch;
+           && !key.src0_scalar && key.row_len >= 1 && pitch_ok;
 }
 
 std::shared_ptr<const select_kernel>
 create_jit_select_kernel(const kernel_key &key) {
     const bool key_ok =
-            key.dst_transposed
-                    ? dst_transposed_supported(key)
-                    : (key.elem_size == 1 || key.elem_size == 2
-                       || key.elem_size == 4 || key.elem_size == 8)
-                              && key.unroll >= 1 && key.unroll <= 4
-                              && !key.dt_prefetch
-                              && (!key.row_prefetch || key.nt_stores)
-                              && (!key.row_pitch || row_pitch_supported(key));
+            key.dst_transposed ? dst_transposed_supported(key)
+                               : (key.elem_size == 1 || key.elem_size == 2
+                                  || key.elem_size == 4 || key.elem_size == 8)
+                                         && key.unroll >= 1 && key.unroll <= 4
+                                         && !key.dt_prefetch
+                                         && (!key.row_prefetch || key.nt_stores)
+                                         && ((!key.row_pitch && !key.row_len)
+                                             || row_len_supported(key));
     if (!key_ok)
         fail(status::unimplemented, "Select JIT: no kernel for ",
              kernel_name(key));

@@ -26,9 +26,10 @@ std::shared_ptr<const select_kernel> make_jit_kernel(const kernel_key &key) {
 std::shared_ptr<const select_kernel>
 create_jit_select_kernel(const kernel_key &key);
 
-/// Whether a kernel of padded short rows exists for `k`
-/// (kernel_key::row_pitch; the rest of the key as for any kernel).
-bool row_pitch_supported(const kernel_key &k);
+/// Whether a kernel generated for one row length exists for `k`
+/// (kernel_key::row_len: padded short rows with kernel_key::row_pitch,
+/// short rows without; the rest of the key as for any kernel).
+bool row_len_supported(const kernel_key &k);
 
 /// Whether a kernel writing a transposed dst exists for `k`
 /// (kernel_key::dst_transposed; the rest of the key as for any kernel).

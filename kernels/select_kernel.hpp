@@ -135,7 +135,7 @@ struct kernel_key {
     /// pixels of 3 channels padded to 4. The kernel walks a call's rows as
     /// one stream of (rows - 1) * row_pitch + n elements, the inputs' gaps
     /// read with the rows, and stores each vector under the mask of the
-    /// lanes that hold row elements (`_g<pitch>n<row_len>` in the name).
+    /// lanes that hold row elements (`_g<pitch>_n<row_len>` in the name).
     /// The call's row strides must be those pitches (a scalar src_1: 0);
     /// AVX-512 reads none of them. AVX-512 stores under an opmask; AVX2
     /// 4- and 8-byte elements by vpmaskmov{d,q}, and 1- and 2-byte ones,
@@ -144,9 +144,16 @@ struct kernel_key {
     /// vector, src_0 a vector, row_pitch dividing a vector's lanes; 0:
     /// every row on its own.
     uint8_t row_pitch = 0;
-    /// With row_pitch: n, the row length the kernel is generated for, in
-    /// [1, row_pitch); the call's n must be it. Its lanes make the store
-    /// masks (and AVX2's pieces) constants of the code.
+    /// n, the row length the kernel is generated for; the call's n must
+    /// be it. With row_pitch, in [1, row_pitch): its lanes make the store
+    /// masks (and AVX2's pieces) constants of the code. Without, in [1,
+    /// 32 / elem_size): short rows at any strides (`_n<row_len>` in the
+    /// name), each row in one part, or two overlapping ones, of 16, 8 or
+    /// 4 bytes that hold two elements or more, else element by element,
+    /// with the row strides in registers: rows shorter than 32 bytes that
+    /// no dim merges and no pitch streams, such as a slice of the last dim
+    /// or pixels of 3 channels in 6. Regular stores, cond a vector, src_0
+    /// a vector. 0: any n.
     uint8_t row_len = 0;
 
     bool operator==(const kernel_key &o) const {
@@ -184,12 +191,12 @@ struct kernel_key_hash {
     }
 };
 
-/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>]>[_pf][_g<pitch>n<len>][_nt]",
+/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>]>[_pf][_g<pitch>][_n<len>][_nt]",
 /// for example avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector,
 /// src_1 scalar; `dt` in place of the unroll: dst transposed (dt3: the
 /// packed kernel for rows of 3 elements; dti3: for tiles of 3 rows,
-/// interleaved); _pf: dt_prefetch, or row_prefetch after an unroll; _g4n3:
-/// row_pitch 4, row_len 3.
+/// interleaved); _pf: dt_prefetch, or row_prefetch after an unroll; _g4:
+/// row_pitch 4; _n3: row_len 3.
 std::string kernel_name(const kernel_key &k);
 
 using select_kernel_fn = void (*)(const select_call_args *);

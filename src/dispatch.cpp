@@ -289,38 +289,47 @@ void transpose_block(const transpose_kernel &k, const transpose_call_args &a,
 
 namespace {
 
-// kernel_key::row_pitch for `f` under `key`, 0 for none: the rows of a
-// fold that transposes nothing, shorter than the pitch at which every
-// operand that moves along them lies (in elements; cond in bytes), where
-// that pitch divides a vector's lanes (row_pitch_supported); the kernel's
-// row_len is the row length. Channels-last pixels of 3 channels padded to
-// 4 ran at 0.03-0.2 of the dense Select a row at a time
-// (docs/performance.md, "Padded short rows").
-int64_t row_pitch_of(const select_folded &f, const kernel_key &key) {
+// kernel_key::row_len (and row_pitch) for `f` into `key`, where a kernel
+// generated for one row length takes it: the rows of a fold that
+// transposes nothing with cond and dst vectors along them, two rows or
+// more, n elements shorter than a vector (row_len_supported). Where every
+// operand that moves along the rows lies at one pitch P > n (in elements;
+// cond in bytes) that divides the lanes, the padded short rows' stream
+// (row_pitch); else one row at a time, unrolled by rows (short rows).
+// Channels-last pixels of 3 channels padded to 4 ran at 0.03-0.2 of the
+// dense Select a row at a time in the row loop (docs/performance.md,
+// "Padded short rows").
+void set_row_len(const select_folded &f, kernel_key &key) {
     const int nd = f.ndims;
     if (nd < 2 || f.has_transposed() || f.mode[op_cond] != inner_mode::vector
-        || f.mode[op_dst] != inner_mode::vector)
-        return 0;
+        || f.mode[op_dst] != inner_mode::vector || f.dims[nd - 2] < 2
+        || f.inner() >= 64)
+        return;
     const int64_t n = f.inner();
     int64_t pitch = 0;
-    for (int i = 0; i < n_operands; ++i) {
+    for (int i = 0; i < n_operands && pitch >= 0; ++i) {
         const int64_t s = f.strides[i][nd - 2];
         if (f.mode[i] == inner_mode::scalar && s == 0)
             continue; // a 0-D (or per-call) scalar source
         const int64_t w = operand_bytes(i, f.elem_size);
-        if (f.mode[i] != inner_mode::vector || s <= 0 || s % w != 0)
-            return 0;
-        if (pitch == 0)
+        if (f.mode[i] != inner_mode::vector || s <= 0 || s % w != 0
+            || (pitch > 0 && s / w != pitch))
+            pitch = -1;
+        else
             pitch = s / w;
-        else if (s / w != pitch)
-            return 0;
     }
-    if (pitch <= n || pitch > 64 || f.dims[nd - 2] < 2)
-        return 0;
     kernel_key k = key;
-    k.row_pitch = static_cast<uint8_t>(pitch);
     k.row_len = static_cast<uint8_t>(n);
-    return row_pitch_supported(k) ? pitch : 0;
+    if (pitch > n && pitch <= 64) {
+        k.row_pitch = static_cast<uint8_t>(pitch);
+        if (row_len_supported(k)) {
+            key = k;
+            return;
+        }
+        k.row_pitch = 0;
+    }
+    if (row_len_supported(k))
+        key = k;
 }
 
 // The plan of `p` as it folds, without staging.
@@ -349,9 +358,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         key.src1_scalar = 1;
     }
     key.unroll = 4;
-    key.row_pitch = static_cast<uint8_t>(row_pitch_of(f, key));
-    if (key.row_pitch)
-        key.row_len = static_cast<uint8_t>(f.inner());
+    set_row_len(f, key);
 
     auto &cache = kernel_cache::global();
     bool hit = true;
@@ -462,8 +469,9 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
                 kdt.nt_stores = 1;
                 plan.kernel_dt_nt = get(kdt);
             }
-        } else if (!key.row_pitch) {
-            // Rows with gaps store under masks: no streaming stores.
+        } else if (!key.row_len) {
+            // Rows shorter than a vector store under masks or in parts:
+            // no streaming stores.
             kernel_key knt = key;
             knt.nt_stores = 1;
             plan.kernel_nt = get(knt);

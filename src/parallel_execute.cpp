@@ -1149,6 +1149,10 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
         return used;
     }
     // Split rows into chunks only when there are too few rows to balance.
+    // A row under chunk_align elements stays whole: the kernels generated
+    // for one row length (kernel_key::row_len, rows under 64 elements)
+    // are only ever called with it.
+    static_assert(chunk_align >= 64, "row_len kernels get whole rows");
     int64_t csz = inner, cpr = 1;
     if (rows < items_per_thread * nthr) {
         const int64_t want = (items_per_thread * nthr + rows - 1) / rows;

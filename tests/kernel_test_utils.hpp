@@ -838,25 +838,25 @@ inline bool expect_jit_able(const si::select_nd &p) {
     return expected_fold(p).jit;
 }
 
-/// kernel_key::row_pitch as select_kernel.hpp documents it, for the fold
-/// `f` of `p`'s plan: AVX-512 or AVX2 with regular stores and a vector
-/// cond, no operand transposed, rows of n elements shorter than the one
-/// pitch (in elements) at which every operand that moves along them lies,
-/// a pitch dividing a vector's lanes (64 or 32 bytes), two rows or more;
-/// 0 otherwise.
-inline int expected_row_pitch(const si::select_folded &f, si::kernel_isa isa,
-                              bool nt) {
+/// kernel_key::row_pitch and row_len as select_kernel.hpp documents them,
+/// for the fold `f` of `p`'s plan, into `k` (isa, elem_size and the roles
+/// set): AVX-512 or AVX2 with regular stores and a vector cond and src_0,
+/// no operand transposed, dst a vector along the rows, two rows or more.
+/// Rows of n elements shorter than the one pitch (in elements) at which
+/// every operand that moves along them lies, a pitch dividing a vector's
+/// lanes (64 or 32 bytes): row_pitch and row_len; else rows of fewer than
+/// 32 bytes: row_len alone; else neither.
+inline void expected_row_len(const si::select_folded &f, bool nt,
+                             si::kernel_key &k) {
     const int nd = f.ndims;
-    const bool avx2 = isa == si::kernel_isa::avx2;
-    if ((isa != si::kernel_isa::avx512_core && !avx2) || nt || nd < 2
-        || f.has_transposed() || f.mode[si::op_cond] != si::inner_mode::vector
-        || f.mode[si::op_dst] != si::inner_mode::vector
-        || f.dims[nd - 2] < 2
-        // Both sources scalar: no row kernel takes the src_0 slot scalar.
-        || (f.mode[si::op_src0] == si::inner_mode::scalar
-            && f.mode[si::op_src1] == si::inner_mode::scalar))
-        return 0;
+    const bool avx512 = k.isa == si::kernel_isa::avx512_core;
+    if ((!avx512 && k.isa != si::kernel_isa::avx2) || nt || nd < 2
+        || f.has_transposed() || k.cond_scalar || k.src0_scalar
+        || f.mode[si::op_dst] != si::inner_mode::vector || f.dims[nd - 2] < 2)
+        return;
+    const int64_t n = f.inner();
     int64_t pitch = -1;
+    bool shared = true;
     for (int i = 0; i < si::n_operands; ++i) {
         const int64_t s = f.strides[i][nd - 2];
         const int64_t w = i == si::op_cond ? 1 : f.elem_size;
@@ -864,13 +864,16 @@ inline int expected_row_pitch(const si::select_folded &f, si::kernel_isa isa,
             continue;
         if (f.mode[i] != si::inner_mode::vector || s <= 0 || s % w != 0
             || (pitch >= 0 && s / w != pitch))
-            return 0;
+            shared = false;
         pitch = s / w;
     }
-    const int64_t lanes = (avx2 ? 32 : 64) / f.elem_size;
-    return pitch > f.inner() && pitch <= lanes && lanes % pitch == 0
-                   ? static_cast<int>(pitch)
-                   : 0;
+    const int64_t lanes = (avx512 ? 64 : 32) / f.elem_size;
+    if (shared && pitch > n && pitch <= lanes && lanes % pitch == 0) {
+        k.row_pitch = static_cast<uint8_t>(pitch);
+        k.row_len = static_cast<uint8_t>(n);
+    } else if (n * f.elem_size < 32) {
+        k.row_len = static_cast<uint8_t>(n);
+    }
 }
 
 /// The kernel key the dispatcher must pick for `p` (documented in
@@ -898,10 +901,7 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
     const unsigned staged = expected_fold(p).staged;
     const si::select_folded f =
             si::fold_select(staged ? staged_model_problem(p, staged) : p);
-    if (!k.cond_scalar)
-        k.row_pitch = static_cast<uint8_t>(expected_row_pitch(f, isa, nt));
-    if (k.row_pitch)
-        k.row_len = static_cast<uint8_t>(f.inner());
+    expected_row_len(f, nt, k);
     return k;
 }
 
@@ -1038,9 +1038,10 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
             // has the nt variant, the row kernel none.
             const bool big = o.working_set >= si::nt_candidate_bytes();
             const bool dst_tr = expected_fold(p).dst_transposed;
-            // Rows with gaps store under masks: no nt kernel.
+            // Kernels for one row length (padded short rows, short rows)
+            // have no nt variant.
             const bool want_nt =
-                    big && !dst_tr && !expected_key(p, isa, false).row_pitch;
+                    big && !dst_tr && !expected_key(p, isa, false).row_len;
             if ((big && dst_tr) != (plan.transpose_dst_nt != nullptr))
                 return ::testing::AssertionFailure()
                        << "working set " << o.working_set << " vs threshold "

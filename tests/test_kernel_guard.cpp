@@ -125,13 +125,70 @@ TEST_P(kernel_guard, PlanEveryBroadcastPatternEveryTail) {
     }
 }
 
+TEST_P(kernel_guard, ShortRowsAtMixedStridesAgainstGuards) {
+    // Rows of n elements under 32 bytes that no dim merges, each operand
+    // at a row stride of its own (cond n + 1 bytes, src_0 2n + 3
+    // elements, dst n or n + 2), src_1 padded, one element per row or 0-D:
+    // the short-row kernel (kernel_key::row_len alone: AVX-512 four rows
+    // an iteration, AVX2 one), every part size and the element-by-element
+    // rows, row counts around the unroll. Each tensor ends right before a
+    // guard page; dst's gaps keep their bytes; 1 to 3 threads.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 1, 2, 4, 8 })
+        for (int64_t n = 2; n * w < 32; n += (n < 9 ? 1 : 5)) {
+            for (int64_t rows : { 2, 3, 5, 8, 9, 103 })
+                for (int kind = 0; kind < 3; ++kind) {
+                    const dims_t d = { rows, n };
+                    nd_spec s = full_spec(d, w);
+                    s.strides[0] = { n + 1, 1 };
+                    s.strides[1] = { 2 * n + 3, 1 };
+                    s.strides[3] = { kind == 1 ? n : n + 2, 1 };
+                    if (kind == 0) {
+                        s.strides[2] = { n + 5, 1 };
+                    } else if (kind == 1) {
+                        // One src_1 element per row.
+                        s.in[2] = { rows, 1 };
+                        s.strides[2] = { 3, 1 };
+                    } else {
+                        s.in[2] = {};
+                        s.strides[2] = {};
+                    }
+                    if (kind != 0) {
+                        s.dst_from_inputs = false;
+                        s.dst = d;
+                    }
+                    const si::select_nd p = make_nd(s);
+                    const si::select_plan plan =
+                            si::plan_select(p, si::nt_candidate_bytes());
+                    const std::string desc =
+                            "kind " + std::to_string(kind) + " " + nd_str(p);
+                    KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                    if (jit())
+                        KT_EXPECT(fails,
+                                  ::testing::AssertionResult(
+                                          plan.kernel->key().row_len == n
+                                          && !plan.kernel->key().row_pitch
+                                          && !plan.kernel_nt)
+                                          << plan.kernel_str(),
+                                  desc);
+                    guard_set gs(static_cast<size_t>(rows * (2 * n + 5) * w));
+                    ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+                    gs.fill(g);
+                    run_guarded_1_to_3(fails, gs, p, plan, desc);
+                }
+        }
+}
+
 TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
     // Rows of n >= 2 elements padded to a pitch of P > n elements, in every
     // operand (channels-last pixels of n channels padded to P, cond
     // padded alike), a 0-D src_1 or one as padded, a 0-D src_0 (swapped
     // into src_1's slot): the kernel that walks a call's rows as one
     // stream and stores only the row lanes (kernel_key::row_pitch: AVX-512
-    // under a mask, AVX2 in pieces), where P divides a vector's lanes; the
+    // under a mask, AVX2 in pieces), where P divides a vector's lanes, else
+    // rows under 32 bytes one at a time in parts (kernel_key::row_len
+    // alone: P of 3, 6, 10, 25 and 85, and the pitches past a vector); the
     // gaps
     // of dst keep their bytes, nothing past the last row's last element is
     // read or written (each tensor ends right before a guard page, the
@@ -141,7 +198,7 @@ TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
     int fails = 0;
     for (int w : { 4, 2, 1, 8 }) {
         const int64_t lanes = 64 / w;
-        for (int64_t pitch : { 2, 4, 8, 16, 32, 64, 3, 6 })
+        for (int64_t pitch : { 2, 4, 8, 16, 32, 64, 3, 6, 10, 25, 85 })
             for (int64_t n : { int64_t { 2 }, pitch / 2, pitch - 1 }) {
                 if (n < 2 || n >= pitch)
                     continue;
@@ -182,14 +239,18 @@ TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
                                 && ((kisa() == si::kernel_isa::avx512_core
                                      && lanes % pitch == 0)
                                     || (avx2 && (lanes / 2) % pitch == 0));
+                        // Else rows under 32 bytes: the short-row kernel.
+                        const bool short_rows =
+                                kind != 3 && !gaps && n * w < 32;
+                        const bool one_len = gaps || short_rows;
                         if (jit())
                             KT_EXPECT(fails,
                                       ::testing::AssertionResult(
                                               plan.kernel->key().row_pitch
                                                       == (gaps ? pitch : 0)
                                               && plan.kernel->key().row_len
-                                                         == (gaps ? n : 0)
-                                              && (!gaps || !plan.kernel_nt))
+                                                         == (one_len ? n : 0)
+                                              && (!one_len || !plan.kernel_nt))
                                               << plan.kernel_str(),
                                       desc);
                         run_guarded_1_to_3(fails, gs, p, plan, desc);
