@@ -255,17 +255,7 @@ private:
                 vmovq(c, qword[cond_addr(off)]); // 8 bytes, no further
             else
                 vmovdqu8(c, ptr[cond_addr(off)]);
-            if (key_.invert_cond)
-                vptestnmb(kc, c, c);
-            else
-                vptestmb(kc, c, c);
-            // vd = kc ? va : vb
-            switch (w_) {
-                case 1: vpblendmb(vd | kc, vb, va); break;
-                case 2: vpblendmw(vd | kc, vb, va); break;
-                case 4: vpblendmd(vd | kc, vb, va); break;
-                default: vpblendmq(vd | kc, vb, va); break;
-            }
+            blend_by_cond_mask(vd, va, vb, c, kc);
         } else {
             const Vmm c = Vmm(vidx_cond(u));
             const Address a = ptr[cond_addr(off)];
@@ -273,6 +263,22 @@ private:
             blend_by_cond(vd, va, vb, c);
         }
         store_or_plain(elem_addr(reg_dst_, false, off), vd, masked, u);
+    }
+
+    // AVX-512: vd = va where c's cond bytes (one per lane) are set, else vb
+    // (k: their mask); swapped with invert_cond.
+    void blend_by_cond_mask(const Xmm &vd, const Xmm &va, const Xmm &vb,
+                            const Xmm &c, const Opmask &k) {
+        if (key_.invert_cond)
+            vptestnmb(k, c, c);
+        else
+            vptestmb(k, c, c);
+        switch (w_) {
+            case 1: vpblendmb(vd | k, vb, va); break;
+            case 2: vpblendmw(vd | k, vb, va); break;
+            case 4: vpblendmd(vd | k, vb, va); break;
+            default: vpblendmq(vd | k, vb, va); break;
+        }
     }
 
     // AVX2: c = lanes of all ones where the cond bytes are zero, the bytes
@@ -482,16 +488,7 @@ private:
         const Xmm vd(vidx_d(0));
         if constexpr (is_avx512) {
             // EVEX: a scalar src_1 may lie in xmm16-31.
-            if (key_.invert_cond)
-                vptestnmb(k1, c, c);
-            else
-                vptestmb(k1, c, c);
-            switch (w_) {
-                case 1: vpblendmb(vd | k1, vb, va); break;
-                case 2: vpblendmw(vd | k1, vb, va); break;
-                case 4: vpblendmd(vd | k1, vb, va); break;
-                default: vpblendmq(vd | k1, vb, va); break;
-            }
+            blend_by_cond_mask(vd, va, vb, c, k1);
         } else {
             cond_zero_lanes(c, nullptr);
             blend_by_cond(vd, va, vb, c);

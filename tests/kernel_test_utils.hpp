@@ -1343,6 +1343,24 @@ struct abi_case {
         return static_cast<size_t>(rows - 1) * static_cast<size_t>(stride[op])
                + row;
     }
+    /// The call's arguments over the four operands' bytes.
+    si::select_call_args args(const void *cond, const void *src0,
+                              const void *src1, void *dst) const {
+        si::select_call_args a {};
+        a.cond = cond;
+        a.src0 = src0;
+        a.src1 = src1;
+        a.dst = dst;
+        a.n = n;
+        a.rows = rows;
+        a.cond_stride = stride[0];
+        a.src0_stride = stride[1];
+        a.src1_stride = stride[2];
+        a.dst_stride = stride[3];
+        a.elem_tail = elem_tail;
+        a.pf_rows = pf_rows;
+        return a;
+    }
     /// The problem as ref_select sees it: [rows, n]; with invert_cond the
     /// kernel's src_0 is taken where cond is zero, i.e. the nd's src_1.
     si::select_nd nd() const {
@@ -1385,19 +1403,7 @@ run_abi_case(const abi_case &c, si::select_kernel_fn fn, const void *cond,
     const void *b = c.key.invert_cond ? src0 : src1;
     si::ref_select(p, cond, a, b, want.data(), 1);
     if (fn) {
-        si::select_call_args args;
-        args.cond = cond;
-        args.src0 = src0;
-        args.src1 = src1;
-        args.dst = dst;
-        args.n = c.n;
-        args.rows = c.rows;
-        args.cond_stride = c.stride[0];
-        args.src0_stride = c.stride[1];
-        args.src1_stride = c.stride[2];
-        args.dst_stride = c.stride[3];
-        args.elem_tail = c.elem_tail;
-        args.pf_rows = c.pf_rows;
+        const si::select_call_args args = c.args(cond, src0, src1, dst);
         fn(&args);
     } else {
         // The reference ISA: the reference kernel itself, checked against

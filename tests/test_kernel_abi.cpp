@@ -34,6 +34,26 @@ struct abi_buffers {
     }
 };
 
+using abi_harness =
+        callee_saved_harness<si::select_kernel_fn, si::select_call_args>;
+
+/// Whether `kern` keeps the callee-saved registers over one call of `c`
+/// (its key, n, rows and strides) on zeroed buffers.
+::testing::AssertionResult keeps_callee_saved(const abi_harness &harness,
+                                              const si::select_kernel &kern,
+                                              const abi_case &c) {
+    std::vector<uint8_t> buf[4];
+    void *ptr[4];
+    for (int op = 0; op < 4; ++op) {
+        buf[op].assign(c.bytes(op), 0);
+        ptr[op] = buf[op].data();
+    }
+    const si::select_call_args args = c.args(ptr[0], ptr[1], ptr[2], ptr[3]);
+    uint64_t out[8] = {};
+    harness.get()(kern.fn(), &args, out);
+    return abi_harness::preserved(out, kern.name());
+}
+
 /// Every valid key (element sizes 1, 2, 4, 8; unrolls 1..4; nt or not;
 /// the nt ones also with row_prefetch) except cond_scalar with invert_cond,
 /// which the dispatcher never makes and which has its own test; `nt_only`:
@@ -480,9 +500,7 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
         return;
     auto &g = rng();
     int fails = 0;
-    using harness_t =
-            callee_saved_harness<si::select_kernel_fn, si::select_call_args>;
-    const harness_t harness;
+    const abi_harness harness;
     const bool avx512 = kisa() == si::kernel_isa::avx512_core;
     for (int w : { 1, 2, 4, 8 }) {
         const int lanes = (avx512 ? 64 : 32) / w;
@@ -504,28 +522,19 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
                         EXPECT_NE(kern->name().find("_g" + std::to_string(pitch)
                                                     + "_n" + std::to_string(n)),
                                   std::string::npos);
+                        abi_case c;
+                        c.key = k;
+                        c.n = static_cast<uint64_t>(n);
+                        c.stride[0] = pitch;
+                        c.stride[1] = pitch * w;
+                        c.stride[2] = bs ? 0 : pitch * w;
+                        c.stride[3] = pitch * w;
                         if (n == pitch - 1) {
                             // The callee-saved registers, over a call of a
                             // few rows.
-                            const int64_t rows = 2 * lanes / pitch + 1;
-                            std::vector<uint8_t> cond(rows * pitch),
-                                    a(rows * pitch * w), b(rows * pitch * w),
-                                    dst(rows * pitch * w);
-                            si::select_call_args args {};
-                            args.cond = cond.data();
-                            args.src0 = a.data();
-                            args.src1 = b.data();
-                            args.dst = dst.data();
-                            args.n = static_cast<uint64_t>(n);
-                            args.rows = static_cast<uint64_t>(rows);
-                            args.cond_stride = pitch;
-                            args.src0_stride = pitch * w;
-                            args.src1_stride = bs ? 0 : pitch * w;
-                            args.dst_stride = pitch * w;
-                            uint64_t out[8] = {};
-                            harness.get()(kern->fn(), &args, out);
-                            EXPECT_TRUE(
-                                    harness_t::preserved(out, kern->name()));
+                            c.rows = static_cast<uint64_t>(2 * lanes / pitch
+                                                           + 1);
+                            EXPECT_TRUE(keeps_callee_saved(harness, *kern, c));
                         }
                         for (int64_t rows :
                              { int64_t { 1 }, int64_t { 2 },
@@ -535,14 +544,7 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
                                int64_t { 9 * lanes / pitch + 3 } }) {
                             if (rows < 1)
                                 continue;
-                            abi_case c;
-                            c.key = k;
-                            c.n = static_cast<uint64_t>(n);
                             c.rows = static_cast<uint64_t>(rows);
-                            c.stride[0] = pitch;
-                            c.stride[1] = pitch * w;
-                            c.stride[2] = bs ? 0 : pitch * w;
-                            c.stride[3] = pitch * w;
                             abi_buffers bufs(c, g);
                             canary_buf &cond = bufs.cond, &a = bufs.a,
                                        &b = bufs.b, &dst = bufs.dst;
@@ -593,9 +595,7 @@ TEST_P(kernel_abi, ShortRowKernelsOverLengthsAndStrides) {
         return;
     auto &g = rng();
     int fails = 0;
-    using harness_t =
-            callee_saved_harness<si::select_kernel_fn, si::select_call_args>;
-    const harness_t harness;
+    const abi_harness harness;
     for (int w : { 1, 2, 4, 8 })
         for (int n = 1; n * w < 32; ++n)
             for (int inv = 0; inv < 2; ++inv)
@@ -608,24 +608,14 @@ TEST_P(kernel_abi, ShortRowKernelsOverLengthsAndStrides) {
                               std::string::npos)
                             << kern->name();
                     {
-                        const int64_t rows = 6;
-                        std::vector<uint8_t> cond(rows * (n + 1)),
-                                a(rows * (n + 2) * w), b(rows * (n + 3) * w),
-                                dst(rows * (n + 1) * w);
-                        si::select_call_args args {};
-                        args.cond = cond.data();
-                        args.src0 = a.data();
-                        args.src1 = b.data();
-                        args.dst = dst.data();
-                        args.n = static_cast<uint64_t>(n);
-                        args.rows = static_cast<uint64_t>(rows);
-                        args.cond_stride = n + 1;
-                        args.src0_stride = (n + 2) * w;
-                        args.src1_stride = (n + 3) * w;
-                        args.dst_stride = (n + 1) * w;
-                        uint64_t out[8] = {};
-                        harness.get()(kern->fn(), &args, out);
-                        EXPECT_TRUE(harness_t::preserved(out, kern->name()));
+                        abi_case c;
+                        c.key = k;
+                        c.n = static_cast<uint64_t>(n);
+                        c.rows = 6;
+                        const int64_t st[4] = { n + 1, (n + 2) * w, (n + 3) * w,
+                                                (n + 1) * w };
+                        std::copy(st, st + 4, c.stride);
+                        EXPECT_TRUE(keeps_callee_saved(harness, *kern, c));
                     }
                     for (int64_t rows : { 1, 2, 3, 4, 5, 8, 9, 13 })
                         for (int st = 0; st < 3; ++st) {
@@ -664,9 +654,6 @@ TEST_P(kernel_abi, ShortRowKernelsOverLengthsAndStrides) {
             EXPECT_EQ(e.status, sg::status::unimplemented) << e.what();
         }
 }
-
-using abi_harness =
-        callee_saved_harness<si::select_kernel_fn, si::select_call_args>;
 
 // Tests of generated code: instantiated for the JIT ISAs only.
 using kernel_abi_jit = kernel_abi;
