@@ -46,6 +46,7 @@
 #include "jit_select.hpp"
 
 #include <new>
+#include <numeric>
 
 #include <xbyak/xbyak.h>
 
@@ -142,7 +143,23 @@ private:
     const Reg64 reg_st_src1_ = r15;
     const Reg64 reg_st_dst_ = rcx;
     bool short_rows() const { return key_.row_len && !key_.row_pitch; }
-    bool saves_r13_r15() const { return key_.row_prefetch || short_rows(); }
+    // kernel_key::row_pitch not dividing the lanes (AVX-512): the row
+    // lanes of a vector rotate with its index in the stream, over
+    // pitch / gcd(pitch, lanes_) vectors; each vector's mask comes from a
+    // table after the code (reg_masks_), at reg_mask_at_ bytes for the
+    // first vector of an unrolled step.
+    bool rotating_rows() const {
+        return key_.row_pitch && lanes_ % key_.row_pitch != 0;
+    }
+    int rows_period() const {
+        return key_.row_pitch / std::gcd(int { key_.row_pitch }, lanes_);
+    }
+    const Reg64 reg_mask_at_ = r13;
+    const Reg64 reg_masks_ = r14;
+    Label l_rows_masks_;
+    bool saves_r13_r15() const {
+        return key_.row_prefetch || short_rows() || rotating_rows();
+    }
 
     // Vector registers: per unroll slot u a cond register, two source
     // registers and (AVX-512) a result register; then the broadcast scalars.
@@ -262,6 +279,8 @@ private:
             cond_zero_lanes(c, &a);
             blend_by_cond(vd, va, vb, c);
         }
+        if (rotating_rows() && !masked)
+            kmovq(k_rows_, ptr[reg_masks_ + reg_mask_at_ + off / lanes_ * 8]);
         store_or_plain(elem_addr(reg_dst_, false, off), vd, masked, u);
     }
 
@@ -567,6 +586,7 @@ private:
         for (int u = 0; u < unroll_; ++u)
             vec(u, u * lanes_, false);
         add(reg_i_, unroll_ * lanes_);
+        rotate_rows_masks(unroll_);
         jmp(l_unrolled, T_NEAR);
         L(l_single);
         mov(reg_tmp_, limit);
@@ -575,6 +595,7 @@ private:
         jb(l_done, T_NEAR);
         vec(0, 0, false);
         add(reg_i_, lanes_);
+        rotate_rows_masks(1);
         jmp(l_single, T_NEAR);
         L(l_done);
     }
@@ -744,21 +765,48 @@ private:
         mov(reg_tmp2_, -1);
         bzhi(reg_tmp2_, reg_tmp2_, count);
         kmovq(k_tail_, reg_tmp2_);
+        if (rotating_rows())
+            kmovq(k_rows_, ptr[reg_masks_ + reg_mask_at_]);
         if (key_.row_pitch)
             kandq(k_tail_rows_, k_tail_, k_rows_);
     }
 
+    // rotating_rows: the masks of the vectors `count` on.
+    void rotate_rows_masks(int count) {
+        if (!rotating_rows())
+            return;
+        // The table's index stays below the period: at most one wrap.
+        Label l_in;
+        add(reg_mask_at_, count % rows_period() * 8);
+        cmp(reg_mask_at_, rows_period() * 8);
+        jb(l_in, T_NEAR);
+        sub(reg_mask_at_, rows_period() * 8);
+        L(l_in);
+    }
+
+    // kernel_key::row_pitch: the lanes of the stream's vector v that hold
+    // row elements, (v * lanes_ + j) % pitch < n.
+    uint64_t row_lanes_mask(int v) const {
+        uint64_t m = 0;
+        for (int j = 0; j < lanes_; ++j)
+            if ((v * lanes_ + j) % key_.row_pitch < key_.row_len)
+                m |= uint64_t { 1 } << j;
+        return m;
+    }
+
     // kernel_key::row_pitch: the call's rows as one row of (rows - 1) *
     // pitch + n elements, and k_rows_ = the lanes j with j % pitch < n
-    // (pitch divides lanes_, so every vector of the stream starts a row).
+    // where pitch divides lanes_ (every vector of the stream starts a
+    // row), else each vector's lanes from the table (rotating_rows).
     void set_row_pitch_stream() {
         const int pitch = key_.row_pitch;
-        uint64_t rows_mask = 0;
-        for (int j = 0; j < lanes_; ++j)
-            if (j % pitch < key_.row_len)
-                rows_mask |= uint64_t { 1 } << j;
-        mov(reg_tmp_, rows_mask);
-        kmovq(k_rows_, reg_tmp_);
+        if (rotating_rows()) {
+            lea(reg_masks_, ptr[rip + l_rows_masks_]);
+            xor_(reg_mask_at_, reg_mask_at_);
+        } else {
+            mov(reg_tmp_, row_lanes_mask(0));
+            kmovq(k_rows_, reg_tmp_);
+        }
         dec(reg_rows_);
         imul(reg_rows_, reg_rows_, pitch);
         add(reg_n_, reg_rows_);
@@ -968,6 +1016,15 @@ private:
         pop(r12);
         pop(rbx);
         ret();
+        if (rotating_rows()) {
+            // The row lanes of vectors 0 .. period + unroll - 1: an
+            // unrolled step starting anywhere in the period reads on
+            // without wrapping.
+            align(8);
+            L(l_rows_masks_);
+            for (int v = 0; v < rows_period() + unroll_; ++v)
+                dq(row_lanes_mask(v));
+        }
     }
 
     void row_cond_vector() {
@@ -1022,11 +1079,13 @@ private:
 bool row_len_supported(const kernel_key &key) {
     const bool avx512 = key.isa == kernel_isa::avx512_core;
     const int lanes = (avx512 ? 64 : 32) / std::max<int>(key.elem_size, 1);
-    const bool pitch_ok = key.row_pitch
-                                  ? key.row_pitch >= 2 && key.row_pitch <= lanes
-                                            && lanes % key.row_pitch == 0
-                                            && key.row_len < key.row_pitch
-                                  : key.row_len * key.elem_size < 32;
+    // AVX-512 any pitch up to a vector (rotating masks where it does not
+    // divide the lanes); AVX2's pieces need pitches that divide them.
+    const bool pitch_ok =
+            key.row_pitch ? key.row_pitch >= 2 && key.row_pitch <= lanes
+                                    && (avx512 || lanes % key.row_pitch == 0)
+                                    && key.row_len < key.row_pitch
+                          : key.row_len * key.elem_size < 32;
     return (avx512 || key.isa == kernel_isa::avx2) && !key.dst_transposed
            && !key.nt_stores && !key.row_prefetch && !key.cond_scalar
            && !key.src0_scalar && key.row_len >= 1 && pitch_ok;

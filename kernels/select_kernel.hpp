@@ -137,12 +137,13 @@ struct kernel_key {
     /// read with the rows, and stores each vector under the mask of the
     /// lanes that hold row elements (`_g<pitch>_n<row_len>` in the name).
     /// The call's row strides must be those pitches (a scalar src_1: 0);
-    /// AVX-512 reads none of them. AVX-512 stores under an opmask; AVX2
-    /// 4- and 8-byte elements by vpmaskmov{d,q}, and 1- and 2-byte ones,
-    /// which AVX2 cannot mask, each row in the pieces of 16, 8, 4, 2 and
-    /// 1 bytes that its row_len elements make. Regular stores, cond a
-    /// vector, src_0 a vector, row_pitch dividing a vector's lanes; 0:
-    /// every row on its own.
+    /// AVX-512 reads none of them. AVX-512 stores under an opmask, a
+    /// pitch of at most a vector's lanes (where it does not divide them,
+    /// each vector's mask from a table: the row lanes rotate over
+    /// pitch / gcd(pitch, lanes) vectors); AVX2 stores each row in the
+    /// pieces of 16, 8, 4, 2 and 1 bytes that its row_len elements make,
+    /// a pitch dividing its lanes. Regular stores, cond a vector, src_0 a
+    /// vector; 0: every row on its own.
     uint8_t row_pitch = 0;
     /// n, the row length the kernel is generated for; the call's n must
     /// be it. With row_pitch, in [1, row_pitch): its lanes make the store

@@ -294,8 +294,10 @@ namespace {
 // transposes nothing with cond and dst vectors along them, two rows or
 // more, n elements shorter than a vector (row_len_supported). Where every
 // operand that moves along the rows lies at one pitch P > n (in elements;
-// cond in bytes) that divides the lanes, the padded short rows' stream
-// (row_pitch); else one row at a time, unrolled by rows (short rows).
+// cond in bytes) of at most a vector (AVX2: dividing its lanes), the
+// padded short rows' stream (row_pitch); else one row at a time (short
+// rows). The stream won wherever both ran (docs/performance.md, "Short
+// rows at any strides").
 // Channels-last pixels of 3 channels padded to 4 ran at 0.03-0.2 of the
 // dense Select a row at a time in the row loop (docs/performance.md,
 // "Padded short rows").

@@ -843,9 +843,10 @@ inline bool expect_jit_able(const si::select_nd &p) {
 /// set): AVX-512 or AVX2 with regular stores and a vector cond and src_0,
 /// no operand transposed, dst a vector along the rows, two rows or more.
 /// Rows of n elements shorter than the one pitch (in elements) at which
-/// every operand that moves along them lies, a pitch dividing a vector's
-/// lanes (64 or 32 bytes): row_pitch and row_len; else rows of fewer than
-/// 32 bytes: row_len alone; else neither.
+/// every operand that moves along them lies, a pitch of at most a
+/// vector's lanes (64 bytes; AVX2 32 bytes, the pitch dividing them):
+/// row_pitch and row_len; else rows of fewer than 32 bytes: row_len alone;
+/// else neither.
 inline void expected_row_len(const si::select_folded &f, bool nt,
                              si::kernel_key &k) {
     const int nd = f.ndims;
@@ -868,7 +869,9 @@ inline void expected_row_len(const si::select_folded &f, bool nt,
         pitch = s / w;
     }
     const int64_t lanes = (avx512 ? 64 : 32) / f.elem_size;
-    if (shared && pitch > n && pitch <= lanes && lanes % pitch == 0) {
+    // AVX-512 any pitch up to a vector; AVX2 pitches dividing the lanes.
+    if (shared && pitch > n && pitch <= lanes
+        && (avx512 || lanes % pitch == 0)) {
         k.row_pitch = static_cast<uint8_t>(pitch);
         k.row_len = static_cast<uint8_t>(n);
     } else if (n * f.elem_size < 32) {

@@ -504,7 +504,16 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
     const bool avx512 = kisa() == si::kernel_isa::avx512_core;
     for (int w : { 1, 2, 4, 8 }) {
         const int lanes = (avx512 ? 64 : 32) / w;
+        // Powers of two, and on AVX-512 pitches that do not divide the
+        // lanes (rotating masks, periods of 3 to 63 vectors).
+        std::vector<int> pitches;
         for (int pitch = 2; pitch <= lanes; pitch *= 2)
+            pitches.push_back(pitch);
+        if (avx512)
+            for (int pitch : { 3, 5, 6, 7, 12, 13, 24, 25, 48, 63 })
+                if (pitch <= lanes)
+                    pitches.push_back(pitch);
+        for (int pitch : pitches)
             for (int n = 1; n < pitch; ++n) {
                 // Every n for the short pitches and for AVX2's byte rows;
                 // else 1, 2, 3 and a few more.
@@ -541,7 +550,9 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
                                int64_t { lanes / pitch },
                                int64_t { lanes / pitch + 1 },
                                int64_t { 4 * lanes / pitch + 1 },
-                               int64_t { 9 * lanes / pitch + 3 } }) {
+                               int64_t { 9 * lanes / pitch + 3 },
+                               // Two periods of rotating masks and more.
+                               int64_t { 2 * lanes + 5 } }) {
                             if (rows < 1)
                                 continue;
                             c.rows = static_cast<uint64_t>(rows);
@@ -558,8 +569,9 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
                     }
             }
     }
-    // Refused: with nt stores, a per-row cond, a pitch of 1, one that does
-    // not divide the lanes, no row length, a row length of the pitch.
+    // Refused: with nt stores, a per-row cond, a pitch of 1, one past a
+    // vector (AVX2: one that does not divide the lanes), no row length, a
+    // row length of the pitch.
     si::kernel_key bad = make_key(kisa(), 4, 0, 0, 0, 0, 0, 4);
     bad.row_pitch = 4;
     bad.row_len = 3;
@@ -568,7 +580,8 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
     bads[1].cond_scalar = 1;
     bads[2].row_pitch = 1;
     bads[2].row_len = 0;
-    bads[3].row_pitch = 3;
+    // AVX-512: past a vector of 16 f32; AVX2: not dividing its 8.
+    bads[3].row_pitch = avx512 ? 17 : 3;
     bads[3].row_len = 2;
     bads[4].row_len = 0;
     bads[5].row_len = 4;

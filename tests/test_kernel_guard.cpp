@@ -186,9 +186,10 @@ TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
     // padded alike), a 0-D src_1 or one as padded, a 0-D src_0 (swapped
     // into src_1's slot): the kernel that walks a call's rows as one
     // stream and stores only the row lanes (kernel_key::row_pitch: AVX-512
-    // under a mask, AVX2 in pieces), where P divides a vector's lanes, else
+    // under masks, rotating where P does not divide the lanes; AVX2 in
+    // pieces where P divides them), where P is at most a vector, else
     // rows under 32 bytes one at a time in parts (kernel_key::row_len
-    // alone: P of 3, 6, 10, 25 and 85, and the pitches past a vector); the
+    // alone: AVX2's P of 3, 6, 10 and 25, and the pitches past a vector); the
     // gaps
     // of dst keep their bytes, nothing past the last row's last element is
     // read or written (each tensor ends right before a guard page, the
@@ -234,10 +235,12 @@ TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
                         KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
                         // AVX2: 32-byte vectors.
                         const bool avx2 = kisa() == si::kernel_isa::avx2;
+                        // AVX-512 any pitch up to a vector (rotating
+                        // masks where it does not divide the lanes).
                         const bool gaps =
                                 kind != 3
                                 && ((kisa() == si::kernel_isa::avx512_core
-                                     && lanes % pitch == 0)
+                                     && pitch <= lanes)
                                     || (avx2 && (lanes / 2) % pitch == 0));
                         // Else rows under 32 bytes: the short-row kernel.
                         const bool short_rows =
