@@ -1094,7 +1094,8 @@ bool row_len_supported(const kernel_key &key) {
 std::shared_ptr<const select_kernel>
 create_jit_select_kernel(const kernel_key &key) {
     const bool key_ok =
-            key.dst_transposed ? dst_transposed_supported(key)
+            key.dst_transposed ? dst_transposed_supported(key) && !key.row_pitch
+                                         && !key.row_len
                                : (key.elem_size == 1 || key.elem_size == 2
                                   || key.elem_size == 4 || key.elem_size == 8)
                                          && key.unroll >= 1 && key.unroll <= 4

@@ -870,6 +870,8 @@ inline void expected_row_len(const si::select_folded &f, bool nt,
     }
     const int64_t lanes = (avx512 ? 64 : 32) / f.elem_size;
     // AVX-512 any pitch up to a vector; AVX2 pitches dividing the lanes.
+    if (n < 1)
+        return;
     if (shared && pitch > n && pitch <= lanes
         && (avx512 || lanes % pitch == 0)) {
         k.row_pitch = static_cast<uint8_t>(pitch);
