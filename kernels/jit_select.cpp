@@ -432,9 +432,10 @@ private:
     }
 
     // --- one element at reg_i_, with scalar moves (AVX2, and short rows)
-    // Loads w_ bytes of `base` (at reg_i_ unless scalar) into `r`.
-    void load_elem(const Reg64 &r, const Reg64 &base, bool scalar) {
-        const RegExp a = elem_addr(base, scalar, 0);
+    // Loads w_ bytes of `base` (at reg_i_ + off unless scalar) into `r`.
+    void load_elem(const Reg64 &r, const Reg64 &base, bool scalar,
+                   int off = 0) {
+        const RegExp a = elem_addr(base, scalar, off);
         switch (w_) {
             case 1: movzx(r.cvt32(), byte[a]); break;
             case 2: movzx(r.cvt32(), word[a]); break;
@@ -442,8 +443,8 @@ private:
             default: mov(r, qword[a]); break;
         }
     }
-    void store_elem(const Reg64 &r) {
-        const RegExp a = elem_addr(reg_dst_, false, 0);
+    void store_elem(const Reg64 &r, int off = 0) {
+        const RegExp a = elem_addr(reg_dst_, false, off);
         switch (w_) {
             case 1: mov(byte[a], r.cvt8()); break;
             case 2: mov(word[a], r.cvt16()); break;
@@ -451,10 +452,10 @@ private:
             default: mov(qword[a], r); break;
         }
     }
-    void select_elem() {
-        load_elem(reg_tmp_, reg_src0_, key_.src0_scalar);
-        load_elem(reg_tmp2_, reg_src1_, key_.src1_scalar);
-        cmp(byte[cond_addr(0)], 0);
+    void select_elem(int off = 0) {
+        load_elem(reg_tmp_, reg_src0_, key_.src0_scalar, off);
+        load_elem(reg_tmp2_, reg_src1_, key_.src1_scalar, off);
+        cmp(byte[cond_addr(off)], 0);
         // 8-byte elements need the whole 64-bit registers.
         const Reg d = w_ == 8 ? Reg(reg_tmp_) : Reg(reg_tmp_.cvt32());
         const Reg s = w_ == 8 ? Reg(reg_tmp2_) : Reg(reg_tmp2_.cvt32());
@@ -462,7 +463,7 @@ private:
             cmovne(d, s);
         else
             cmove(d, s);
-        store_elem(reg_tmp_);
+        store_elem(reg_tmp_, off);
     }
     void copy_elem(const Reg64 &src, bool scalar) {
         load_elem(reg_tmp_, src, scalar);
@@ -485,16 +486,17 @@ private:
             default: vmovd(dword[a], x); break;
         }
     }
-    void select_part(int bytes) {
+    // At element reg_i_ + off.
+    void select_part(int bytes, int off = 0) {
         const Xmm va(key_.src0_scalar ? vmm_scalar_a_.getIdx() : vidx_a(0));
         const Xmm vb(key_.src1_scalar ? vmm_scalar_b_.getIdx() : vidx_b(0));
         if (!key_.src0_scalar)
-            load_part(va, elem_addr(reg_src0_, false, 0), bytes);
+            load_part(va, elem_addr(reg_src0_, false, off), bytes);
         if (!key_.src1_scalar)
-            load_part(vb, elem_addr(reg_src1_, false, 0), bytes);
+            load_part(vb, elem_addr(reg_src1_, false, off), bytes);
         // The part's cond bytes (16 down to 2), loaded to the byte.
         const Xmm c(vidx_cond(0));
-        const RegExp ca = cond_addr(0);
+        const RegExp ca = cond_addr(off);
         switch (bytes / w_) {
             case 16: vmovdqu(c, ptr[ca]); break;
             case 8: vmovq(c, qword[ca]); break;
@@ -512,7 +514,7 @@ private:
             cond_zero_lanes(c, nullptr);
             blend_by_cond(vd, va, vb, c);
         }
-        store_part(elem_addr(reg_dst_, false, 0), vd, bytes);
+        store_part(elem_addr(reg_dst_, false, off), vd, bytes);
     }
     void copy_part(const Reg64 &src, bool scalar, const Vmm &vs, int bytes) {
         Xmm v(vs.getIdx());
@@ -899,21 +901,14 @@ private:
         int part = 16;
         while (part > bytes)
             part /= 2;
+        // reg_i_ stays 0: the parts and elements at constant offsets.
         if (part >= 4 && part >= 2 * w_) {
             select_part(part);
-            if (part != bytes) {
-                mov(reg_i_, (bytes - part) / w_);
-                select_part(part);
-                xor_(reg_i_, reg_i_);
-            }
+            if (part != bytes)
+                select_part(part, (bytes - part) / w_);
         } else {
-            for (int e = 0; e < key_.row_len; ++e) {
-                if (e)
-                    mov(reg_i_, e);
-                select_elem();
-            }
-            if (key_.row_len > 1)
-                xor_(reg_i_, reg_i_);
+            for (int e = 0; e < key_.row_len; ++e)
+                select_elem(e);
         }
         add(reg_cond_, reg_st_cond_);
         add(reg_src0_, reg_st_src0_);
