@@ -82,6 +82,8 @@ select_nd staging_copy(const select_nd &p, int op) {
 std::string select_plan::kernel_str() const {
     if (!kernel)
         return "ref_nd";
+    if (copy_by_transpose)
+        return transpose[op_src0]->name();
     std::string s = kernel_nt ? kernel->name() + "|" + kernel_nt->name()
                               : kernel->name();
     if (kernel_nt_pf)
@@ -547,6 +549,19 @@ unsigned staged_inputs(const select_nd &p) {
     return best;
 }
 
+// A staging copy's plan (dst = src_0, cond and src_1 0-D) whose fold has
+// src_0 transposed and dst contiguous along the row: its tiles can
+// transpose src_0 straight into dst (select_plan::copy_by_transpose).
+bool copies_by_transpose(const select_plan &plan) {
+    const select_folded &f = plan.folded;
+    return plan.kernel && !plan.swap && f.ndims >= 2
+           && f.mode[op_src0] == inner_mode::transposed
+           && f.mode[op_cond] != inner_mode::transposed
+           && f.mode[op_src1] != inner_mode::transposed
+           && f.mode[op_dst] != inner_mode::transposed
+           && f.strides[op_dst][f.ndims - 1] == f.elem_size;
+}
+
 } // namespace
 
 select_plan plan_select(const select_nd &p, size_t working_set) {
@@ -564,7 +579,9 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
         select_plan::staged_input s;
         s.op = i;
         s.copy = staging_copy(p, i);
-        s.plan = std::make_shared<const select_plan>(plan_unstaged(s.copy, 0));
+        select_plan copy = plan_unstaged(s.copy, 0);
+        copy.copy_by_transpose = copies_by_transpose(copy);
+        s.plan = std::make_shared<const select_plan>(std::move(copy));
         s.offset = plan.staged_bytes;
         plan.staged_bytes +=
                 (s.copy.nelems() * s.copy.elem_size + 63) / 64 * 64;

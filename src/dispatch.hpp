@@ -121,6 +121,13 @@ struct select_plan {
     };
     std::vector<staged_input> staged;
     int64_t staged_bytes = 0; ///< the staging buffer's size
+    /// A staging copy's plan whose fold transposes src_0 alone into a dst
+    /// contiguous along the row (plan_select): run only with a true 0-D
+    /// cond, so that dst is src_0, its tiles transpose src_0 straight into
+    /// dst, with no scratch and no row kernel (kernel_str names the
+    /// transposing kernel alone). Staging L17's cond this way took 0.89x the
+    /// time of the plan as a whole (docs/performance.md).
+    bool copy_by_transpose = false;
 
     /// The plan has a non-temporal way of storing dst.
     bool has_nt() const { return kernel_nt || transpose_dst_nt; }

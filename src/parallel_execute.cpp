@@ -14,7 +14,9 @@
 // kernel into the scratch and transposed from there into dst, or, where
 // the tile's dst is one block that the non-temporal transposing kernel
 // cannot store by whole lines, into a staging copy of that block, copied
-// out whole (copy_block).
+// out whole (copy_block). A staging copy whose input is transposed
+// (select_plan::copy_by_transpose) is transposed straight into its buffer:
+// no scratch, no row kernel.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -233,6 +235,10 @@ struct tiled_runner {
     // dt_regular for calls whose dst does not start a cache line, which
     // the non-temporal variant needs.
     select_kernel_fn dt_fn = nullptr, dt_regular = nullptr;
+    // A staging copy (select_plan::copy_by_transpose): src_0, the one
+    // transposed operand, is transposed straight into dst, which it equals;
+    // no scratch, no row kernel.
+    bool copy_direct = false;
 
     // `atr`: each transposed operand's kernel (for dst, the one the store
     // kind picked); `dst_regular`: dst's regular transposing kernel, and
@@ -244,9 +250,10 @@ struct tiled_runner {
                  const transpose_kernel *const *atr,
                  const transpose_kernel *dst_regular, bool nt, int nthreads,
                  const select_kernel *dt = nullptr,
-                 const select_kernel *dt_reg = nullptr)
+                 const select_kernel *dt_reg = nullptr, bool copy = false)
         : f(af)
-        , fn(afn) {
+        , fn(afn)
+        , copy_direct(copy) {
         for (int i = 0; i < n_operands; ++i) {
             base[i] = abase[i];
             stride[i] = f.strides[slot_op[i]];
@@ -277,7 +284,7 @@ struct tiled_runner {
             tr[op_dst] = nullptr;
         }
         for (int i = 0; i < n_operands; ++i) {
-            if (!tr[i])
+            if (!tr[i] || copy_direct)
                 continue;
             ld[i] = scratch_pitch(tile_cols * esize[i], strip);
             scratch += (strip * ld[i] + 63) / 64 * 64;
@@ -549,10 +556,11 @@ struct tiled_runner {
     }
 
     // Rows [0, nr) of transposed input i from `src` (its tile's columns
-    // [c0, c0 + nc) at those rows) into the scratch `sp`, a piece at a time
-    // (select_folded::piece): each call's own prefetch stays in its piece.
+    // [c0, c0 + nc) at those rows) into `sp` (rows dst_ld bytes apart), a
+    // piece at a time (select_folded::piece): each call's own prefetch
+    // stays in its piece.
     void transpose_pieces(int i, int64_t c0, const void *src, int64_t nr,
-                          int64_t nc, char *sp) const {
+                          int64_t nc, char *sp, int64_t dst_ld) const {
         const int64_t n = f.piece;
         const char *p = static_cast<const char *>(src);
         for (int64_t c = c0; c < c0 + nc;) {
@@ -563,13 +571,48 @@ struct tiled_runner {
             t.rows = static_cast<uint64_t>(nr);
             t.cols = static_cast<uint64_t>(k);
             t.src_ld = stride[i][f.ndims - 1];
-            t.dst_ld = ld[i];
+            t.dst_ld = dst_ld;
             t.fence = 0;
             t.pf_cols = static_cast<uint64_t>(k);
             transpose_block(*tr[i], t, esize[i]);
             p += col_offset(i, c + k) - col_offset(i, c);
             c += k;
         }
+    }
+
+    // Rows [0, nr) of transposed input i's share of strip `s` of tile `tl`
+    // from `src` into `to` (rows to_ld bytes apart): in pieces where the
+    // fold has them, else as one call that prefetches the operand's
+    // columns past the tile's (where the tiles do not stream) and the
+    // strip's share of `next`, the next tile's block of `next_bytes`.
+    void transpose_input(int i, const tile &tl, int64_t s, int64_t n_strips,
+                         const char *next, int64_t next_bytes, const void *src,
+                         int64_t nr, char *to, int64_t to_ld) const {
+        const int in = f.ndims - 1;
+        if (f.piece) {
+            transpose_pieces(i, tl.c0, src, nr, tl.nc, to, to_ld);
+            return;
+        }
+        transpose_call_args t;
+        t.src = src;
+        t.dst = to;
+        t.rows = static_cast<uint64_t>(nr);
+        t.cols = static_cast<uint64_t>(tl.nc);
+        t.src_ld = stride[i][in];
+        t.dst_ld = to_ld;
+        t.fence = 0;
+        if (!stream) {
+            // The operand's columns from c0 on, at these rows.
+            t.pf_cols = static_cast<uint64_t>(f.dims[in] - tl.c0);
+        }
+        if (next) {
+            // This strip's share of the next tile's block, in lines
+            // (streamed tiles, pf_blocks).
+            const auto [b0, b1] = strip_share(next_bytes, s, n_strips);
+            t.pf_next = next + b0;
+            t.pf_next_bytes = static_cast<uint64_t>(b1 - b0);
+        }
+        transpose_block(*tr[i], t, esize[i]);
     }
 
     // Strip `s`'s share, of `n` strips, of a prefetched block of `bytes`:
@@ -605,6 +648,27 @@ struct tiled_runner {
                      - row_offset(i, tl.r0);
             row_stride[i] = stride[i][td];
         }
+        if (copy_direct) {
+            // dst's rows lie back to back only within a row group: one
+            // transpose per group's share of the strip.
+            for (int64_t r = 0; r < nr;) {
+                const int64_t at = tl.r0 + r0 + r;
+                const int64_t k =
+                        f.group ? std::min(nr - r, f.group - at % f.group) : nr;
+                const int64_t from = row_offset(op_src0, at)
+                                     - row_offset(op_src0, tl.r0 + r0);
+                char *const to = const_cast<char *>(base[op_dst])
+                                 + tl.off[op_dst] + row_offset(op_dst, at)
+                                 - row_offset(op_dst, tl.r0);
+                transpose_input(op_src0, tl, s, n_strips,
+                                r == 0 ? next[op_src0] : nullptr,
+                                next_bytes[op_src0],
+                                static_cast<const char *>(ptr[op_src0]) + from,
+                                k, to, stride[op_dst][td]);
+                r += k;
+            }
+            return;
+        }
         for (int i = 0; i < op_dst; ++i) {
             if (!tr[i])
                 continue;
@@ -614,31 +678,8 @@ struct tiled_runner {
             if (held.src != ptr[i] || held.rows != nr || held.cols != nc
                 || held.phase != phase) {
                 held = { ptr[i], nr, nc, phase };
-                if (f.piece) {
-                    transpose_pieces(i, tl.c0, ptr[i], nr, nc, sp);
-                } else {
-                    transpose_call_args t;
-                    t.src = ptr[i];
-                    t.dst = sp;
-                    t.rows = static_cast<uint64_t>(nr);
-                    t.cols = static_cast<uint64_t>(nc);
-                    t.src_ld = stride[i][in];
-                    t.dst_ld = ld[i];
-                    t.fence = 0;
-                    if (!stream) {
-                        // The operand's columns from c0 on, at these rows.
-                        t.pf_cols = static_cast<uint64_t>(f.dims[in] - tl.c0);
-                    }
-                    if (next[i]) {
-                        // This strip's share of the next tile's block, in
-                        // lines (streamed tiles, pf_blocks).
-                        const auto [b0, b1] =
-                                strip_share(next_bytes[i], s, n_strips);
-                        t.pf_next = next[i] + b0;
-                        t.pf_next_bytes = static_cast<uint64_t>(b1 - b0);
-                    }
-                    transpose_block(*tr[i], t, esize[i]);
-                }
+                transpose_input(i, tl, s, n_strips, next[i], next_bytes[i],
+                                ptr[i], nr, sp, ld[i]);
             }
             ptr[i] = sp;
             row_stride[i] = ld[i];
@@ -1117,7 +1158,7 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
         };
         const tiled_runner runner(f, fn, base, slot_op, tr,
                                   plan.transpose[op_dst], nt, nthr, dt,
-                                  plan.kernel_dt.get());
+                                  plan.kernel_dt.get(), plan.copy_by_transpose);
         if (runner.dt_fn)
             used = runner.dt_fn == runner.dt_regular ? plan.kernel_dt.get()
                                                      : dt;

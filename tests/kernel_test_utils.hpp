@@ -499,6 +499,27 @@ struct nd_spec {
     int w = 4;
 };
 
+/// A memory order: perm[0] the outermost dim, perm.back() the contiguous
+/// one.
+using perm_t = std::vector<int>;
+
+/// Element strides of dims `d` laid out in the memory order `perm`. Every
+/// pitch above the first dim larger than 1 is `pad` elements longer than
+/// needed (a padded row), so the contiguous dim keeps stride 1.
+inline dims_t perm_strides(const dims_t &d, const perm_t &perm,
+                           int64_t pad = 0) {
+    dims_t s(d.size());
+    int64_t acc = 1;
+    for (size_t k = perm.size(); k-- > 0;) {
+        const auto i = static_cast<size_t>(perm[k]);
+        s[i] = acc;
+        acc *= std::max<int64_t>(d[i], 1);
+        if (acc > 1)
+            acc += pad;
+    }
+    return s;
+}
+
 /// The select_nd of a spec, as partition::compile builds it: operands
 /// right-aligned to dst, stride 0 where an operand's dim is 1 or missing.
 inline si::select_nd make_nd(const nd_spec &s) {

@@ -15,10 +15,6 @@ namespace {
 
 using kernel_layouts = isa_test;
 
-/// A memory order: perm[0] the outermost dim, perm.back() the contiguous
-/// one.
-using perm_t = std::vector<int>;
-
 std::vector<perm_t> all_perms(int rank) {
     perm_t p(static_cast<size_t>(rank));
     for (int i = 0; i < rank; ++i)
@@ -28,22 +24,6 @@ std::vector<perm_t> all_perms(int rank) {
         v.push_back(p);
     while (std::next_permutation(p.begin(), p.end()));
     return v;
-}
-
-/// Element strides of dims `d` laid out in the memory order `perm`. Every
-/// pitch above the first dim larger than 1 is `pad` elements longer than
-/// needed (a padded row), so the contiguous dim keeps stride 1.
-dims_t perm_strides(const dims_t &d, const perm_t &perm, int64_t pad = 0) {
-    dims_t s(d.size());
-    int64_t acc = 1;
-    for (size_t k = perm.size(); k-- > 0;) {
-        const auto i = static_cast<size_t>(perm[k]);
-        s[i] = acc;
-        acc *= std::max<int64_t>(d[i], 1);
-        if (acc > 1)
-            acc += pad;
-    }
-    return s;
 }
 
 /// Attention scores `d` ([B, H, S, S], elements of `w` bytes) under a mask

@@ -670,6 +670,89 @@ TEST_P(kernel_layouts_guard, ShortTileDimsAgainstGuards) {
                 }
 }
 
+TEST_P(kernel_layouts_guard, StagingCopiesTransposeIntoTheBufferAgainstGuards) {
+    // Inputs in three dim orders stage one input (src/dispatch.cpp,
+    // staged_inputs); where its copy's fold transposes it, the copy's tiles
+    // transpose it straight into the staging buffer, with no scratch and no
+    // row kernel (select_plan::copy_by_transpose), in pieces and in row
+    // groups where the fold has them (every dim of the input reversed).
+    // Each copy's plan runs on its own, as execute does (a true 0-D cond),
+    // its input and its buffer each against a guard page at either end, at 1
+    // to 3 threads, compared with ref_select bit for bit.
+    if (!jit())
+        GTEST_SKIP() << "no staging without a JIT ISA";
+    auto &g = rng();
+    int fails = 0;
+    int kinds[3] = {}; // plain tiles, pieces, row groups
+    const perm_t reversed = { 3, 2, 1, 0 }, nhwc = { 0, 2, 3, 1 };
+    for (int w : { 1, 2, 4, 8 })
+        for (const dims_t &d :
+             { dims_t { 3, 5, 7, 9 }, dims_t { 4, 6, 17, 33 },
+               dims_t { 130, 3, 4, 5 }, dims_t { 2, 65, 3, 40 },
+               dims_t { 17, 33, 2, 70 } })
+            for (const perm_t &order : { reversed, nhwc }) {
+                // w == 1: cond in `order`, src_0 in the other, 4-byte
+                // sources: cond staged. Else cond row-major, src_0 in
+                // `order`, src_1 in the other: src_0 staged (the first of
+                // the two of the fewest bytes).
+                nd_spec sp = full_spec(d, w == 1 ? 4 : w);
+                const perm_t &other = order == reversed ? nhwc : reversed;
+                const int staged_op = w == 1 ? si::op_cond : si::op_src0;
+                sp.strides[staged_op] = perm_strides(d, order);
+                sp.strides[staged_op + 1] = perm_strides(d, other);
+                const si::select_nd p = make_nd(sp);
+                const si::select_plan plan = si::plan_select(p, 0);
+                const std::string desc = nd_str(p);
+                if (plan.staged.size() != 1 || plan.staged[0].op != staged_op) {
+                    KT_EXPECT(fails,
+                              ::testing::AssertionFailure()
+                                      << "staged " << plan.staged.size()
+                                      << " inputs: " << plan.kernel_str(),
+                              desc);
+                    continue;
+                }
+                const si::select_nd &c = plan.staged[0].copy;
+                const si::select_plan &cp = *plan.staged[0].plan;
+                const si::select_folded &f = cp.folded;
+                // The input is contiguous along a dim on which dst is not:
+                // its copy transposes it, by the transposing kernel alone.
+                KT_EXPECT(fails,
+                          ::testing::AssertionResult(
+                                  cp.copy_by_transpose && cp.transpose[1]
+                                  && cp.kernel_str() == cp.transpose[1]->name())
+                                  << cp.kernel_str() << " "
+                                  << si::folded2str(f),
+                          desc);
+                ++kinds[f.group ? 2 : f.piece ? 1 : 0];
+                const size_t in_bytes = span_bytes(c, si::op_src0);
+                const size_t out_bytes = span_bytes(c, si::op_dst);
+                guard_set gs(std::max(in_bytes, out_bytes));
+                ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+                const uint8_t one = 1;
+                for (bool at_end : { true, false })
+                    for (int nthr : { at_end ? 2 : 1, 3 }) {
+                        gs.fill(g, std::max(in_bytes, out_bytes));
+                        const void *src = gs.place(1, in_bytes, at_end);
+                        void *dst = gs.place(3, out_bytes, !at_end);
+                        std::vector<uint8_t> want(out_bytes);
+                        si::ref_select(c, &one, src, src, want.data(), 1);
+                        si::execute_plan(cp, c, &one, src, src, dst, nthr);
+                        KT_EXPECT(fails,
+                                  bytes_equal(dst, want.data(), out_bytes,
+                                              c.elem_size),
+                                  desc + " copy " + si::folded2str(f)
+                                          + (at_end ? " input at end"
+                                                    : " input at begin")
+                                          + " nthreads "
+                                          + std::to_string(nthr));
+                    }
+                if (fails >= 6)
+                    return;
+            }
+    for (int k = 0; k < 3; ++k)
+        EXPECT_GT(kinds[k], 0) << "kind " << k << " of the copies' folds";
+}
+
 SELGRAPH_INSTANTIATE_PER_ISA(kernel_layouts_guard);
 
 } // namespace
