@@ -214,7 +214,7 @@ private:
     static constexpr int stk_nx = 48, stk_nx_end = 56, stk_nx_step = 64;
     static constexpr int stk_slots = 72;
     static constexpr int stage_max = 64 * 64;
-    static constexpr int pf_ahead = 32; // columns
+    static constexpr int pf_ahead = transpose_prefetch_cols; // columns
     // Wide tiles' lines that span at most this many bytes stay in L1
     // whatever their stride (half a 32 KiB L1); lines further apart do
     // where they spread over its sets (wide_lines).

@@ -64,6 +64,12 @@ struct transpose_call_args {
 /// transpose_call_args::carry_in / carry_out: the column granule.
 constexpr uint64_t transpose_carry_cols = 64;
 
+/// transpose_call_args::pf_cols: the JIT kernels prefetch the lines of the
+/// columns this many columns ahead of the ones they load, so that a call's
+/// first transpose_prefetch_cols columns are fetched by no prefetch of its
+/// own.
+constexpr uint64_t transpose_prefetch_cols = 32;
+
 /// dst(r, c) = src(r, c) for every r < rows, c < cols; elem_size 1, 2, 4
 /// or 8.
 void ref_transpose(const transpose_call_args &a, int elem_size);

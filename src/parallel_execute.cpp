@@ -557,25 +557,42 @@ struct tiled_runner {
 
     // Rows [0, nr) of transposed input i from `src` (its tile's columns
     // [c0, c0 + nc) at those rows) into `sp` (rows dst_ld bytes apart), a
-    // piece at a time (select_folded::piece): each call's own prefetch
-    // stays in its piece.
+    // piece at a time (select_folded::piece). Each call's own prefetch
+    // stays in its piece, so before it the first transpose_prefetch_cols
+    // columns of the next piece are prefetched at these rows (into L2, as
+    // the kernels' own): without that, those columns of every piece were
+    // read on demand, and L22 f32 (pieces of 56) took 1.12-1.18x the time
+    // (docs/performance.md).
     void transpose_pieces(int i, int64_t c0, const void *src, int64_t nr,
                           int64_t nc, char *sp, int64_t dst_ld) const {
         const int64_t n = f.piece;
+        const int64_t src_ld = stride[i][f.ndims - 1];
+        const auto line_bytes = static_cast<uintptr_t>(nr * esize[i]);
         const char *p = static_cast<const char *>(src);
         for (int64_t c = c0; c < c0 + nc;) {
             const int64_t k = std::min(n - c % n, c0 + nc - c);
+            const char *const np = p + col_offset(i, c + k) - col_offset(i, c);
+            const int64_t ahead = std::min<int64_t>(
+                    { static_cast<int64_t>(transpose_prefetch_cols), n,
+                      c0 + nc - c - k });
+            for (int64_t j = 0; j < ahead; ++j) {
+                const auto at = reinterpret_cast<uintptr_t>(np + j * src_ld);
+                for (uintptr_t l = at & ~uintptr_t(63); l < at + line_bytes;
+                     l += 64)
+                    _mm_prefetch(reinterpret_cast<const char *>(l),
+                                 _MM_HINT_T2);
+            }
             transpose_call_args t;
             t.src = p;
             t.dst = sp + (c - c0) * esize[i];
             t.rows = static_cast<uint64_t>(nr);
             t.cols = static_cast<uint64_t>(k);
-            t.src_ld = stride[i][f.ndims - 1];
+            t.src_ld = src_ld;
             t.dst_ld = dst_ld;
             t.fence = 0;
             t.pf_cols = static_cast<uint64_t>(k);
             transpose_block(*tr[i], t, esize[i]);
-            p += col_offset(i, c + k) - col_offset(i, c);
+            p = np;
             c += k;
         }
     }
