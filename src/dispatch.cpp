@@ -215,7 +215,7 @@ kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,
                      && rows_crowd_l1_sets(ld, 16))))
             || (elem_bytes == 4 && t.ymm_input_transposes_dwords);
     if (ymm_input && isa == kernel_isa::avx512_core && operand != op_dst
-        && !may_stream)
+        && !may_stream && lines >= 8)
         return kernel_isa::avx2;
     return isa;
 }
@@ -382,10 +382,10 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         if (f.mode[i] == inner_mode::transposed) {
             const int w = operand_bytes(i, f.elem_size);
             plan.transpose[i] = get_transpose_kernel(tuned_transpose_key(
-                    transpose_kernel_isa(isa, i, w, f.dims[f.ndims - 2],
-                                         f.dims[f.ndims - 1], may_stream,
-                                         f.strides[i][f.ndims - 1], false,
-                                         tuning),
+                    transpose_kernel_isa(
+                            isa, i, w, f.dims[f.ndims - 2],
+                            f.piece ? f.piece : f.dims[f.ndims - 1], may_stream,
+                            f.strides[i][f.ndims - 1], false, tuning),
                     w, false));
         }
     // A transposed dst and nothing else transposed: the kernel that writes

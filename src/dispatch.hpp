@@ -253,9 +253,11 @@ bool dst_block_staged(const select_folded &f);
 
 /// The ISA of the transposing kernel of `operand` (elements of `elem_bytes`
 /// bytes, `rows` along the tile dim) in a plan of `isa`; `lines`: the
-/// operand's lines (the tile's columns, f.dims[nd - 1]); `ld`: the bytes
-/// between them (an input's in the source, dst's in dst); `nt`: the kernel
-/// is dst's non-temporal transpose. `isa`, except in six cases.
+/// most lines (columns) one call moves: the operand's lines (the tile's
+/// columns, f.dims[nd - 1]), or where the fold has pieces, the piece's
+/// (select_folded::piece); `ld`: the bytes between them (an input's in the
+/// source, dst's in dst); `nt`: the kernel is dst's non-temporal
+/// transpose. `isa`, except in six cases.
 ///
 /// On every CPU, an AVX-512 plan's transposed input of 2 to 8 bytes whose
 /// tile dim holds fewer rows than an AVX-512 register tile (64 bytes of
@@ -278,7 +280,12 @@ bool dst_block_staged(const select_folded &f);
 /// DRAM and at 2 threads, L14 1.1x, L4 and L9 0.92-1.03x; 2-byte ones
 /// 0.8-1.1x (L4 bf16 0.82x). Streamed tiles keep the plan's ISA:
 /// their strips are one AVX-512 register tile tall, and the AVX2 kernels
-/// ran them slower.
+/// ran them slower. So do calls of fewer than 8 `lines` (pieces of 3 to 7
+/// columns: an input of [N, M, 5] with every dim reversed): AVX2's
+/// register tile is 8 lines, and it moves the elements of a call of fewer
+/// one at a time, where AVX-512's masks its partial tiles; on Zen 5 such
+/// f32 inputs ran 1.55-1.75x as fast with AVX-512's (docs/performance.md,
+/// "Pieces of a few columns").
 ///
 /// Where the tuning says so (`t.ymm_input_transposes_crowded_words`: Zen
 /// 5), so are an AVX-512 plan's 2-byte inputs whose tiles never stream and

@@ -984,6 +984,13 @@ struct nd_buffers {
     }
 };
 
+/// The most lines (columns) one call of an input's transposing kernel
+/// moves in fold `f`: a piece's where the fold has pieces, else the row's
+/// (transpose_kernel_isa's `lines`).
+inline int64_t call_lines(const si::select_folded &f) {
+    return f.piece ? f.piece : f.dims[f.ndims - 1];
+}
+
 /// The ISA of the non-temporal kernel that transposes the dst of `plan`
 /// (planned for `isa`): transpose_kernel_isa's choice for dst's folded line
 /// stride, on this CPU.

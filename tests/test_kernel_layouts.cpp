@@ -909,7 +909,8 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
     // of each line uses the AVX2 kernel; on Zen 4, so do an AVX-512 plan's
     // transposed inputs of 2 and 4 bytes whose tiles never stream, and on
     // Zen 5 those of 4 bytes, and those of 2 bytes whose lines crowd one
-    // L1 set over a register tile; on every CPU, dst's carried nt transpose
+    // L1 set over a register tile, where a call moves 8 lines (columns) or
+    // more; on every CPU, dst's carried nt transpose
     // (lines off the cache lines) of 1-byte elements in an AVX-512 plan
     // does, but on Zen 5 with AVX512_VBMI where the tile spans 64 columns
     // and 64 lines or more, and on Zen 5 dst's nt transpose of every size
@@ -922,7 +923,7 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
         for (int w : { 1, 2, 4, 8 })
             for (int64_t rows :
                  { 1, 3, 4, 7, 8, 15, 16, 31, 32, 63, 64, 65, 128, 2048 })
-                for (int64_t lines : { 26, 63, 64, 4076 })
+                for (int64_t lines : { 5, 7, 8, 26, 63, 64, 4076 })
                     for (bool may_stream : { false, true })
                         for (int64_t ld :
                              { 64, 384, 512, 768, 4008, 4160, 4096, 8192 })
@@ -941,8 +942,11 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                                     // 4160 spread them).
                                     const bool crowded =
                                             ld == 4096 || ld == 8192;
+                                    // Calls of fewer than 8 lines keep
+                                    // AVX-512's masked partial tiles.
                                     const bool in_ymm =
                                             op != si::op_dst && !may_stream
+                                            && lines >= 8
                                             && ((k == si::cpu_kind::amd_zen4
                                                  && (w == 2 || w == 4))
                                                 || (k == si::cpu_kind::amd_zen5
@@ -1080,7 +1084,7 @@ TEST_P(kernel_layouts, TransposingKernelsOfAPlan) {
             const si::kernel_isa want = si::transpose_kernel_isa(
                     kisa(), si::op_src0, w,
                     plan.folded.dims[plan.folded.ndims - 2],
-                    plan.folded.dims[plan.folded.ndims - 1], may,
+                    call_lines(plan.folded), may,
                     plan.folded.strides[si::op_src0][plan.folded.ndims - 1],
                     false, t);
             EXPECT_EQ(plan.transpose[si::op_src0]->name(),

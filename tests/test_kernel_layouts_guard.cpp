@@ -641,7 +641,7 @@ TEST_P(kernel_layouts_guard, ShortTileDimsAgainstGuards) {
                                          || (wt > 1 && r * wt < 64);
                         const si::kernel_isa want = si::transpose_kernel_isa(
                                 kisa(), op, wt, f.dims[f.ndims - 2],
-                                f.dims[f.ndims - 1], si::tiles_may_stream(f),
+                                call_lines(f), si::tiles_may_stream(f),
                                 f.strides[op][f.ndims - 1], false,
                                 si::this_cpu_tuning());
                         KT_EXPECT(
@@ -668,6 +668,54 @@ TEST_P(kernel_layouts_guard, ShortTileDimsAgainstGuards) {
                     gs.fill(g, bytes);
                     run_guarded_1_to_3(fails, gs, p, plan, desc);
                 }
+}
+
+TEST_P(kernel_layouts_guard, PiecesOfAFewColumnsAgainstGuards) {
+    // An input with every dim reversed against dst over [R, M, k] folds to
+    // R x (M * k) in pieces of k columns (docs/broadcast-folding.md, step
+    // 7): each transposing call moves k lines. Under 8, an AVX-512 plan
+    // keeps AVX-512's transposes on every CPU (AVX2's move such calls one
+    // element at a time); from 8 the CPU's rules decide (transpose_kernel_isa
+    // with the piece's lines). Every tensor against a guard page at either
+    // end, 1 to 3 threads, bit for bit against the reference.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 2, 4, 8 })
+        for (int64_t k : { 3, 5, 7, 8, 9 })
+            for (const dims_t &d :
+                 { dims_t { 67, 41, k }, dims_t { 130, 9, k } }) {
+                dims_t st[4];
+                st[1] = perm_strides(d, { 2, 1, 0 });
+                const si::select_nd p = full_nd(d, st, w);
+                const si::select_plan plan = si::plan_select(p, 0);
+                const std::string desc = nd_str(p);
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                if (jit()) {
+                    const si::select_folded &f = plan.folded;
+                    const si::kernel_isa want = si::transpose_kernel_isa(
+                            kisa(), si::op_src0, w, f.dims[f.ndims - 2],
+                            call_lines(f), si::tiles_may_stream(f),
+                            f.strides[si::op_src0][f.ndims - 1], false,
+                            si::this_cpu_tuning());
+                    const si::transpose_kernel *tr = plan.transpose[1];
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(
+                                      f.piece == k && tr
+                                      && tr->key().isa == want
+                                      && (k >= 8 || want == kisa()))
+                                      << plan.kernel_str() << " "
+                                      << si::folded2str(f),
+                              desc);
+                }
+                const size_t bytes =
+                        static_cast<size_t>(d[0] * d[1] * d[2] * w);
+                guard_set gs(bytes);
+                ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+                gs.fill(g, bytes);
+                run_guarded_1_to_3(fails, gs, p, plan, desc);
+                if (fails >= 6)
+                    return;
+            }
 }
 
 TEST_P(kernel_layouts_guard, StagingCopiesTransposeIntoTheBufferAgainstGuards) {
