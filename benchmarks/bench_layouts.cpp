@@ -1,4 +1,4 @@
-// Layout cases L1..L27: Select with operands in channels-last, permuted or
+// Layout cases L1..L28: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
@@ -22,7 +22,8 @@
 // to a dst stored [B, S, H, D], rows of D that no order transposes; L26:
 // the same with src_0 so stored; L27: RGB images channels-last with each
 // pixel's 3 channels padded to 4 in every operand, rows of 3 elements 4
-// apart), each
+// apart; L28: L27 with src_0 stored NCHW, transposed against the rest, so
+// that the tiles' rows of 3 lie 4 apart), each
 // measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -254,6 +255,15 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           "[16,3,224,224] all NHWC, the 3 channels padded to 4",
           { rgb, rgb, rgb, rgb },
           { nhwc, nhwc, nhwc, nhwc },
+          false,
+          -1,
+          1,
+          { dtype::f32, dtype::bf16, dtype::s8 } },
+        { "L28",
+          "[16,3,224,224] NHWC with the 3 channels padded to 4, src_0 NCHW "
+          "(its rows of W padded to 225)",
+          { rgb, rgb, rgb, rgb },
+          { nhwc, {}, nhwc, nhwc },
           false,
           -1,
           1,

@@ -292,9 +292,14 @@ void transpose_block(const transpose_kernel &k, const transpose_call_args &a,
 namespace {
 
 // kernel_key::row_len (and row_pitch) for `f` into `key`, where a kernel
-// generated for one row length takes it: the rows of a fold that
-// transposes nothing with cond and dst vectors along them, two rows or
-// more, n elements shorter than a vector (row_len_supported). Where every
+// generated for one row length takes it: the rows of a fold with cond and
+// dst vectors along them (or cond transposed: read from the tile's
+// scratch), two rows or more, n elements shorter than a vector
+// (row_len_supported). A fold with transposed inputs (not dst) takes the
+// short rows below where its tiles' rows do not lie back to back (padded
+// rows, row groups): channels-last pixels of 3 channels padded to 4 over
+// an NCHW input ran the generic kernel a row at a time at 0.07-0.23 of the
+// dense Select (docs/performance.md, "Short rows in tiles"). Where every
 // operand that moves along the rows lies at one pitch P > n (in elements;
 // cond in bytes) of at most a vector (AVX2: dividing its lanes), the
 // padded short rows' stream (row_pitch); else one row at a time (short
@@ -305,17 +310,30 @@ namespace {
 // "Padded short rows").
 void set_row_len(const select_folded &f, kernel_key &key) {
     const int nd = f.ndims;
-    if (nd < 2 || f.has_transposed() || f.mode[op_cond] != inner_mode::vector
-        || f.mode[op_dst] != inner_mode::vector || f.dims[nd - 2] < 2
-        || f.inner() >= 64)
+    // A transposed input reaches the kernel as a vector along the row,
+    // read from its tile's scratch.
+    const bool cond_along = f.mode[op_cond] == inner_mode::vector
+                            || f.mode[op_cond] == inner_mode::transposed;
+    if (nd < 2 || !cond_along || f.mode[op_dst] != inner_mode::vector
+        || f.dims[nd - 2] < 2 || f.inner() >= 64)
         return;
     const int64_t n = f.inner();
     int64_t pitch = 0;
-    for (int i = 0; i < n_operands && pitch >= 0; ++i) {
+    // Tiles: every operand's rows back to back (a transposed input's in
+    // its scratch, n elements apart), one row for all, or 0-D.
+    bool flat_tiles = !f.group;
+    for (int i = 0; i < n_operands; ++i) {
         const int64_t s = f.strides[i][nd - 2];
+        const int64_t w = operand_bytes(i, f.elem_size);
+        if (f.mode[i] == inner_mode::transposed)
+            continue;
+        flat_tiles =
+                flat_tiles
+                && (s == 0 || (f.mode[i] == inner_mode::vector && s == n * w));
         if (f.mode[i] == inner_mode::scalar && s == 0)
             continue; // a 0-D (or per-call) scalar source
-        const int64_t w = operand_bytes(i, f.elem_size);
+        if (pitch < 0)
+            continue;
         if (f.mode[i] != inner_mode::vector || s <= 0 || s % w != 0
             || (pitch > 0 && s / w != pitch))
             pitch = -1;
@@ -324,6 +342,14 @@ void set_row_len(const select_folded &f, kernel_key &key) {
     }
     kernel_key k = key;
     k.row_len = static_cast<uint8_t>(n);
+    if (f.has_transposed()) {
+        // Flat tiles run each strip as one long row (tiled_runner::wide);
+        // otherwise short rows, whatever the strides: the scratch's pitch
+        // is n, never a stream's.
+        if (!flat_tiles && row_len_supported(k))
+            key = k;
+        return;
+    }
     if (pitch > n && pitch <= 64) {
         k.row_pitch = static_cast<uint8_t>(pitch);
         if (row_len_supported(k)) {

@@ -250,7 +250,8 @@ struct tiled_runner {
                  const transpose_kernel *const *atr,
                  const transpose_kernel *dst_regular, bool nt, int nthreads,
                  const select_kernel *dt = nullptr,
-                 const select_kernel *dt_reg = nullptr, bool copy = false)
+                 const select_kernel *dt_reg = nullptr, bool copy = false,
+                 bool row_len = false)
         : f(af)
         , fn(afn)
         , copy_direct(copy) {
@@ -266,7 +267,10 @@ struct tiled_runner {
                 f, nthreads, dt && (dt->key().dt_cols || dt->key().dt_rows),
                 this_cpu_tuning().dst_rows_per_thread);
         tile_rows = ts.rows;
-        tile_cols = ts.cols;
+        // A kernel generated for one row length (kernel_key::row_len: rows
+        // under 64 elements, whose tiles are never narrower) is only ever
+        // called with it.
+        tile_cols = row_len ? f.dims[f.ndims - 1] : ts.cols;
         strip = ts.strip > 0 ? ts.strip : ts.rows;
         stream = ts.stream;
         cols_first = ts.cols_first;
@@ -329,6 +333,8 @@ struct tiled_runner {
             else
                 flat = rs == (scalar ? 0 : inner * esize[i]);
         }
+        if (row_len)
+            flat = false;
         if (flat && !row_vectors)
             wide = strip;
         if (flat && row_vectors && inner * esize[op_dst] < short_row_bytes
@@ -1175,7 +1181,8 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
         };
         const tiled_runner runner(f, fn, base, slot_op, tr,
                                   plan.transpose[op_dst], nt, nthr, dt,
-                                  plan.kernel_dt.get(), plan.copy_by_transpose);
+                                  plan.kernel_dt.get(), plan.copy_by_transpose,
+                                  used->key().row_len != 0);
         if (runner.dt_fn)
             used = runner.dt_fn == runner.dt_regular ? plan.kernel_dt.get()
                                                      : dt;

@@ -873,15 +873,23 @@ inline void expected_row_len(const si::select_folded &f, bool nt,
     const int nd = f.ndims;
     const bool avx512 = k.isa == si::kernel_isa::avx512_core;
     if ((!avx512 && k.isa != si::kernel_isa::avx2) || nt || nd < 2
-        || f.has_transposed() || k.cond_scalar || k.src0_scalar
+        || k.cond_scalar || k.src0_scalar
         || f.mode[si::op_dst] != si::inner_mode::vector || f.dims[nd - 2] < 2)
         return;
     const int64_t n = f.inner();
     int64_t pitch = -1;
     bool shared = true;
+    // With transposed inputs (read from a scratch whose rows lie n apart),
+    // short rows only where some other operand's rows do not lie back to
+    // back (nor are one row for all, nor 0-D), or the rows come in groups.
+    bool flat = !f.group;
     for (int i = 0; i < si::n_operands; ++i) {
         const int64_t s = f.strides[i][nd - 2];
         const int64_t w = i == si::op_cond ? 1 : f.elem_size;
+        if (f.mode[i] == si::inner_mode::transposed)
+            continue;
+        if (s != 0 && !(f.mode[i] == si::inner_mode::vector && s == n * w))
+            flat = false;
         if (f.mode[i] == si::inner_mode::scalar && s == 0)
             continue;
         if (f.mode[i] != si::inner_mode::vector || s <= 0 || s % w != 0
@@ -893,6 +901,11 @@ inline void expected_row_len(const si::select_folded &f, bool nt,
     // AVX-512 any pitch up to a vector; AVX2 pitches dividing the lanes.
     if (n < 1)
         return;
+    if (f.has_transposed()) {
+        if (!flat && n * f.elem_size < 32)
+            k.row_len = static_cast<uint8_t>(n);
+        return;
+    }
     if (shared && pitch > n && pitch <= lanes
         && (avx512 || lanes % pitch == 0)) {
         k.row_pitch = static_cast<uint8_t>(pitch);

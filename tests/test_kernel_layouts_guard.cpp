@@ -718,6 +718,76 @@ TEST_P(kernel_layouts_guard, PiecesOfAFewColumnsAgainstGuards) {
             }
 }
 
+TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
+    // Tiles whose rows (under 32 bytes) do not lie back to back run the
+    // short-row kernel (kernel_key::row_len): channels-last pixels of c
+    // channels padded to c + pad in every operand but one input stored
+    // NCHW (transposed), and an input with every dim reversed over [N, C,
+    // W] with W short and the others' rows padded, whose tile dim N
+    // continues into C (row groups).
+    // Every tensor against a guard page at either end, 1 to 3 threads,
+    // bit for bit against the reference.
+    auto &g = rng();
+    int fails = 0;
+    int runs = 0;
+    for (int w : { 1, 2, 4, 8 })
+        for (int64_t c : { 2, 3, 5, 7 })
+            for (int shape = 0; shape < 3; ++shape) {
+                if (c * w >= 32)
+                    continue;
+                dims_t d;
+                dims_t st[4];
+                if (shape < 2) {
+                    // [N, C, H, W] images, NHWC padded by 1 or 3, one
+                    // input (cond, then src_1) NCHW.
+                    d = shape == 0 ? dims_t { 2, c, 9, 37 }
+                                   : dims_t { 1, c, 65, 33 };
+                    const int64_t pad = shape == 0 ? 1 : 3;
+                    for (int op = 0; op < 4; ++op)
+                        st[op] = perm_strides(d, { 0, 2, 3, 1 }, pad);
+                    st[shape == 0 ? 0 : 2] = perm_strides(d, { 0, 1, 2, 3 });
+                } else {
+                    // Rows padded by 1 but src_0's, whose every dim is
+                    // reversed.
+                    d = { 4 + c, 6, c };
+                    for (int op = 0; op < 4; ++op)
+                        st[op] = perm_strides(d, { 0, 1, 2 }, 1);
+                    st[1] = perm_strides(d, { 2, 1, 0 });
+                }
+                const si::select_nd p = full_nd(d, st, w);
+                const si::select_plan plan = si::plan_select(p, 0);
+                const std::string desc = nd_str(p);
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                if (jit()) {
+                    const si::select_folded &f = plan.folded;
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(
+                                      f.has_transposed()
+                                      && f.mode[si::op_dst]
+                                                 == si::inner_mode::vector
+                                      && plan.kernel->key().row_len == c
+                                      && !plan.kernel->key().row_pitch
+                                      && (shape < 2 || f.group))
+                                      << plan.kernel_str() << " "
+                                      << si::folded2str(f),
+                              desc);
+                    ++runs;
+                }
+                size_t bytes = 0;
+                for (int op = 0; op < 4; ++op)
+                    bytes = std::max(bytes, span_bytes(p, op));
+                guard_set gs(bytes);
+                ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+                gs.fill(g, bytes);
+                run_guarded_1_to_3(fails, gs, p, plan, desc);
+                if (fails >= 6)
+                    return;
+            }
+    if (jit()) {
+        EXPECT_GT(runs, 30);
+    }
+}
+
 TEST_P(kernel_layouts_guard, StagingCopiesTransposeIntoTheBufferAgainstGuards) {
     // Inputs in three dim orders stage one input (src/dispatch.cpp,
     // staged_inputs); where its copy's fold transposes it, the copy's tiles
