@@ -1261,6 +1261,25 @@ inline void run_guarded_1_to_3(int &fails, guard_set &gs,
                               + std::to_string(nthr));
 }
 
+/// `p` by `plan` in guard regions of its own, as long as its longest
+/// operand and filled at random: run_guarded_1_to_3.
+inline void run_guarded_1_to_3(int &fails, const si::select_nd &p,
+                               const si::select_plan &plan,
+                               const std::string &desc, std::mt19937_64 &g) {
+    size_t bytes = 0;
+    for (int op = 0; op < si::n_operands; ++op)
+        bytes = std::max(bytes, span_bytes(p, op));
+    guard_set gs(bytes);
+    if (!gs.ok()) {
+        KT_EXPECT(fails,
+                  ::testing::AssertionFailure() << "mmap/mprotect failed",
+                  desc);
+        return;
+    }
+    gs.fill(g, bytes);
+    run_guarded_1_to_3(fails, gs, p, plan, desc);
+}
+
 /// Calls a generated kernel (`void kernel(const Args *)`) with the System V
 /// callee-saved registers set to known values and records them, and rsp, after
 /// the call: a generated kernel must preserve rbx, rbp, r12-r15 and the stack

@@ -661,12 +661,7 @@ TEST_P(kernel_layouts_guard, ShortTileDimsAgainstGuards) {
                                         << si::folded2str(f),
                                 desc);
                     }
-                    const size_t bytes =
-                            static_cast<size_t>(d[0] * d[1] * d[2] * w);
-                    guard_set gs(bytes);
-                    ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
-                    gs.fill(g, bytes);
-                    run_guarded_1_to_3(fails, gs, p, plan, desc);
+                    run_guarded_1_to_3(fails, p, plan, desc, g);
                 }
 }
 
@@ -707,12 +702,7 @@ TEST_P(kernel_layouts_guard, PiecesOfAFewColumnsAgainstGuards) {
                                       << si::folded2str(f),
                               desc);
                 }
-                const size_t bytes =
-                        static_cast<size_t>(d[0] * d[1] * d[2] * w);
-                guard_set gs(bytes);
-                ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
-                gs.fill(g, bytes);
-                run_guarded_1_to_3(fails, gs, p, plan, desc);
+                run_guarded_1_to_3(fails, p, plan, desc, g);
                 if (fails >= 6)
                     return;
             }
@@ -773,13 +763,7 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
                               desc);
                     ++runs;
                 }
-                size_t bytes = 0;
-                for (int op = 0; op < 4; ++op)
-                    bytes = std::max(bytes, span_bytes(p, op));
-                guard_set gs(bytes);
-                ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
-                gs.fill(g, bytes);
-                run_guarded_1_to_3(fails, gs, p, plan, desc);
+                run_guarded_1_to_3(fails, p, plan, desc, g);
                 if (fails >= 6)
                     return;
             }
