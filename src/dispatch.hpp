@@ -125,8 +125,8 @@ struct select_plan {
     /// contiguous along the row (plan_select): run only with a true 0-D
     /// cond, so that dst is src_0, its tiles transpose src_0 straight into
     /// dst, with no scratch and no row kernel (kernel_str names the
-    /// transposing kernel alone). Staging L17's cond this way took 0.89x the
-    /// time of the plan as a whole (docs/performance.md).
+    /// transposing kernel alone). Staging L17's cond this way, L17 took
+    /// 0.85-0.94x the time (medians, both ISAs; docs/performance.md).
     bool copy_by_transpose = false;
 
     /// The plan has a non-temporal way of storing dst.

@@ -267,9 +267,10 @@ struct tiled_runner {
                 f, nthreads, dt && (dt->key().dt_cols || dt->key().dt_rows),
                 this_cpu_tuning().dst_rows_per_thread);
         tile_rows = ts.rows;
-        // A kernel generated for one row length (kernel_key::row_len: rows
-        // under 64 elements, whose tiles are never narrower) is only ever
-        // called with it.
+        // A kernel generated for one row length (kernel_key::row_len, rows
+        // under 64 elements) is only ever called with whole rows of it:
+        // tiles span the row (plan_tiles gives such rows whole anyway),
+        // and the rows of a strip are never widened into one (below).
         tile_cols = row_len ? f.dims[f.ndims - 1] : ts.cols;
         strip = ts.strip > 0 ? ts.strip : ts.rows;
         stream = ts.stream;
@@ -567,8 +568,8 @@ struct tiled_runner {
     // stays in its piece, so before it the first transpose_prefetch_cols
     // columns of the next piece are prefetched at these rows (into L2, as
     // the kernels' own): without that, those columns of every piece were
-    // read on demand, and L22 f32 (pieces of 56) took 1.12-1.18x the time
-    // (docs/performance.md).
+    // read on demand, and L22 f32 (pieces of 56) took 1.14-1.19x the time
+    // (medians of four rounds, both ISAs; docs/performance.md).
     void transpose_pieces(int i, int64_t c0, const void *src, int64_t nr,
                           int64_t nc, char *sp, int64_t dst_ld) const {
         const int64_t n = f.piece;
