@@ -19,8 +19,8 @@ struct transpose_call_args {
     /// Columns, from the first, whose lines at rows [0, rows) belong to the
     /// source operand: the JIT kernels prefetch lines of the columns
     /// ahead of the ones they load, never at or past pf_cols (<= cols:
-    /// nothing beyond the tile). The reference ignores it.
-    uint64_t pf_cols;
+    /// nothing beyond the tile; 0: none). The reference ignores it.
+    uint64_t pf_cols = 0;
     /// A second prefetch, in address order: the bytes [pf_next, pf_next +
     /// pf_next_bytes), which the caller vouches for (the next tile of the
     /// same operand), spread evenly over the JIT kernels' full register

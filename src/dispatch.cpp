@@ -580,10 +580,14 @@ unsigned staged_inputs(const select_nd &p) {
 // transpose src_0 straight into dst (select_plan::copy_by_transpose).
 bool copies_by_transpose(const select_plan &plan) {
     const select_folded &f = plan.folded;
-    return plan.kernel && !plan.swap && f.ndims >= 2
+    // cond and src_1 0-D: the copy's own shape, checked so that no other
+    // Select ever becomes a copy.
+    bool zero_d = true;
+    for (int d = 0; d < f.ndims; ++d)
+        zero_d = zero_d && f.strides[op_cond][d] == 0
+                 && f.strides[op_src1][d] == 0;
+    return plan.kernel && !plan.swap && f.ndims >= 2 && zero_d
            && f.mode[op_src0] == inner_mode::transposed
-           && f.mode[op_cond] != inner_mode::transposed
-           && f.mode[op_src1] != inner_mode::transposed
            && f.mode[op_dst] != inner_mode::transposed
            && f.strides[op_dst][f.ndims - 1] == f.elem_size;
 }

@@ -626,7 +626,9 @@ struct tiled_runner {
         t.dst_ld = to_ld;
         t.fence = 0;
         if (!stream) {
-            // The operand's columns from c0 on, at these rows.
+            // The operand's columns from c0 on, at these rows. Streamed
+            // tiles prefetch none (pf_cols 0): the tile before prefetched
+            // this one's block (pf_next).
             t.pf_cols = static_cast<uint64_t>(f.dims[in] - tl.c0);
         }
         if (next) {
