@@ -854,13 +854,14 @@ private:
     }
 
     // kernel_key::row_len without row_pitch: each row of the call, of
-    // row_len elements (under 32 bytes), at the call's strides. AVX-512
-    // four rows an iteration, then one at a time; AVX2 one at a time: on
-    // Zen 5 four an iteration ran rows of 24-28 bytes 1.5x slower from
-    // DRAM under the AVX2 cap, and no row faster, where AVX-512 ran rows
-    // of 3 s8 or 3 f32 4-8% faster (docs/performance.md, "Short rows").
+    // row_len elements (under 32 bytes), at the call's strides, four rows
+    // an iteration, then one at a time. With the parts at constant
+    // offsets, four an iteration ran AVX2's rows of 6-16 bytes in 0.75-0.95x
+    // the time of one on Zen 5, and rows of 19-28 bytes in the same time
+    // (docs/performance.md, "Four short rows an iteration on AVX2"; with
+    // the parts at reg_i_, rows of 24-28 bytes had run 1.5x slower).
     void short_rows_loop() {
-        const int unroll = is_avx512 ? 4 : 1;
+        const int unroll = 4;
         mov(reg_st_cond_,
             ptr[reg_param_ + offsetof(select_call_args, cond_stride)]);
         mov(reg_st_src0_,

@@ -594,7 +594,7 @@ TEST_P(kernel_abi, ShortRowKernelsOverLengthsAndStrides) {
     // kernel_key::row_len without row_pitch called directly: a kernel for
     // each row length under 32 bytes, every element size, cond inverted or
     // not, src_1 a vector or one element per row; row counts around
-    // AVX-512's four rows an iteration; each operand at a row stride of
+    // the four rows an iteration; each operand at a row stride of
     // its own (src_1 also 0: one row, or one element, read by every row).
     // Compared with ref_select bit for bit, dst's gaps and the
     // canaries after the last row unchanged, the callee-saved registers
