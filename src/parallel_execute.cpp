@@ -434,6 +434,15 @@ struct tiled_runner {
         return f.group ? r / f.group * group_stride[i] + r % f.group * s
                        : r * s;
     }
+    // Operand i's row r (of the folded tile dim) in tile `tl`.
+    const char *row_at(const tile &tl, int i, int64_t r) const {
+        return base[i] + tl.off[i] + row_offset(i, r) - row_offset(i, tl.r0);
+    }
+    // The rows from row r on, of `left`, that lie in r's row group (all of
+    // them without groups): rows lie back to back only within a group.
+    int64_t group_share(int64_t r, int64_t left) const {
+        return f.group ? std::min(left, f.group - r % f.group) : left;
+    }
     tile tile_of(const tile_pos &p) const {
         const int nd = f.ndims;
         const int td = nd - 2, in = nd - 1;
@@ -669,31 +678,23 @@ struct tiled_runner {
         const void *ptr[n_operands];
         int64_t row_stride[n_operands];
         char *sp = scr;
-        for (int i = 0; i < n_operands; ++i) {
-            ptr[i] = base[i] + tl.off[i] + row_offset(i, tl.r0 + r0)
-                     - row_offset(i, tl.r0);
-            row_stride[i] = stride[i][td];
-        }
         if (copy_direct) {
-            // dst's rows lie back to back only within a row group: one
-            // transpose per group's share of the strip.
+            // One transpose per row group's share of the strip.
             for (int64_t r = 0; r < nr;) {
                 const int64_t at = tl.r0 + r0 + r;
-                const int64_t k =
-                        f.group ? std::min(nr - r, f.group - at % f.group) : nr;
-                const int64_t from = row_offset(op_src0, at)
-                                     - row_offset(op_src0, tl.r0 + r0);
-                char *const to = const_cast<char *>(base[op_dst])
-                                 + tl.off[op_dst] + row_offset(op_dst, at)
-                                 - row_offset(op_dst, tl.r0);
+                const int64_t k = group_share(at, nr - r);
                 transpose_input(op_src0, tl, s, n_strips,
                                 r == 0 ? next[op_src0] : nullptr,
-                                next_bytes[op_src0],
-                                static_cast<const char *>(ptr[op_src0]) + from,
-                                k, to, stride[op_dst][td]);
+                                next_bytes[op_src0], row_at(tl, op_src0, at), k,
+                                const_cast<char *>(row_at(tl, op_dst, at)),
+                                stride[op_dst][td]);
                 r += k;
             }
             return;
+        }
+        for (int i = 0; i < n_operands; ++i) {
+            ptr[i] = row_at(tl, i, tl.r0 + r0);
+            row_stride[i] = stride[i][td];
         }
         for (int i = 0; i < op_dst; ++i) {
             if (!tr[i])
@@ -749,13 +750,12 @@ struct tiled_runner {
             // strip, each operand read as it is at its own group.
             for (int64_t r = 0; r < nr;) {
                 const int64_t at = tl.r0 + r0 + r;
-                const int64_t k = std::min(nr - r, f.group - at % f.group);
+                const int64_t k = group_share(at, nr - r);
                 const char *q[n_operands];
                 for (int i = 0; i < n_operands; ++i)
                     q[i] = tr[i] ? static_cast<const char *>(ptr[i])
                                            + r * row_stride[i]
-                                 : base[i] + tl.off[i] + row_offset(i, at)
-                                           - row_offset(i, tl.r0);
+                                 : row_at(tl, i, at);
                 a.cond = q[op_cond];
                 a.src0 = q[op_src0];
                 a.src1 = q[op_src1];
