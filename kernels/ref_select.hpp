@@ -9,8 +9,8 @@
 namespace selgraph {
 namespace impl {
 
-/// Runs `p` with up to `nthreads` OpenMP threads over the outer dims
-/// (nthreads <= 0: the OpenMP default).
+/// Runs `p` in its own dim order with up to `nthreads` OpenMP threads over
+/// its rows, long rows in blocks (nthreads <= 0: the OpenMP default).
 void ref_select(const select_nd &p, const void *cond, const void *src0,
                 const void *src1, void *dst, int nthreads = 0);
 

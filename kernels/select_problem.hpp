@@ -2,8 +2,10 @@
 //
 // select_nd: the problem as the user wrote it, every operand right-aligned to
 // dst's rank, strides in elements and 0 where an operand is broadcast. The
-// reference kernel runs this, independently of any folding, so that it can
-// be the oracle of every folded JIT kernel.
+// reference kernel runs this in the dim order it is given, independently of
+// any folding, so that it can be the oracle of every folded JIT kernel; a
+// plan that runs no JIT kernel hands it the problem reordered and merged
+// in dst's memory order (coalesce_select, src/broadcast.hpp).
 //
 // select_folded: the same problem after broadcast folding (src/broadcast.*):
 // dims in dst's memory order, an inner dim (dst's contiguous one) and up to

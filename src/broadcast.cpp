@@ -203,12 +203,26 @@ void merge_row_groups(select_folded &f, const int64_t *esize) {
     remove_dim(f, b);
 }
 
-// Steps 4 to 8 over the dims in `order` (outermost first).
-select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
-                            const int64_t *esize) {
-    select_folded f;
-    f.elem_size = p.elem_size;
+// The dims of `p` larger than 1 (steps 2 and 3) in operand `op`'s memory
+// order, outermost first (a stable sort keeps the logical order where
+// strides tie); returns their count.
+int memory_order(const select_nd &p, int op, int *order) {
+    int n = 0;
+    for (int d = 0; d < p.ndims; ++d)
+        if (p.dims[d] != 1)
+            order[n++] = d;
+    std::stable_sort(order, order + n, [&](int a, int b) {
+        return p.strides[op][a] > p.strides[op][b];
+    });
+    return n;
+}
 
+// Step 4 over the dims in `order` (outermost first), in element strides:
+// `p` over those dims, merged where every operand is contiguous across two
+// (or broadcast along both); 0 dims where `order` is empty.
+select_nd coalesce_in_order(const select_nd &p, const int *order, int n_order) {
+    select_nd c;
+    c.elem_size = p.elem_size;
     // Innermost first; reversed at the end.
     int n = 0;
     int64_t dims[max_ndims];
@@ -217,32 +231,47 @@ select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
         const int d = order[k];
         bool merge = n > 0;
         for (int i = 0; i < n_operands && merge; ++i)
-            merge = p.strides[i][d] * esize[i]
-                    == strides[i][n - 1] * dims[n - 1];
+            merge = p.strides[i][d] == strides[i][n - 1] * dims[n - 1];
         if (merge) {
             dims[n - 1] *= p.dims[d];
             continue;
         }
         dims[n] = p.dims[d];
         for (int i = 0; i < n_operands; ++i)
-            strides[i][n] = p.strides[i][d] * esize[i];
+            strides[i][n] = p.strides[i][d];
         ++n;
     }
+    c.ndims = n;
+    for (int j = 0; j < n; ++j) {
+        c.dims[j] = dims[n - 1 - j];
+        for (int i = 0; i < n_operands; ++i)
+            c.strides[i][j] = strides[i][n - 1 - j];
+    }
+    return c;
+}
+
+// Steps 4 to 8 over the dims in `order` (outermost first).
+select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
+                            const int64_t *esize) {
+    select_folded f;
+    f.elem_size = p.elem_size;
+    const select_nd c = coalesce_in_order(p, order, n_order);
+    int n = c.ndims;
     if (n == 0) {
         // One element (0-D dst or all dims 1): a row of one element, where
         // "vector" and "scalar" read the same byte range.
-        dims[0] = 1;
+        f.dims[0] = 1;
         for (int i = 0; i < n_operands; ++i)
-            strides[i][0] = esize[i];
+            f.strides[i][0] = esize[i];
         n = 1;
+    } else {
+        for (int j = 0; j < n; ++j) {
+            f.dims[j] = c.dims[j];
+            for (int i = 0; i < n_operands; ++i)
+                f.strides[i][j] = c.strides[i][j] * esize[i];
+        }
     }
-
     f.ndims = n;
-    for (int j = 0; j < n; ++j) {
-        f.dims[j] = dims[n - 1 - j];
-        for (int i = 0; i < n_operands; ++i)
-            f.strides[i][j] = strides[i][n - 1 - j];
-    }
     for (int i = 0; i < n_operands; ++i) {
         const int64_t s = f.strides[i][n - 1];
         f.mode[i] = s == esize[i]             ? inner_mode::vector
@@ -357,6 +386,14 @@ int64_t scattered_bytes(const select_folded &f, const int64_t *esize) {
 
 } // namespace
 
+select_nd coalesce_select(const select_nd &p) {
+    if (p.nelems() == 0)
+        return p;
+    int order[max_ndims];
+    const int n_order = memory_order(p, op_dst, order);
+    return coalesce_in_order(p, order, n_order);
+}
+
 select_folded fold_select(const select_nd &p) {
     const int64_t esize[n_operands] = { 1, p.elem_size, p.elem_size,
                                         p.elem_size };
@@ -373,20 +410,6 @@ select_folded fold_select(const select_nd &p) {
         return f;
     }
 
-    // Dims larger than 1, in an operand's memory order (outermost first); a
-    // stable sort keeps the logical order where strides tie.
-    int dims_gt1[max_ndims];
-    int n_order = 0;
-    for (int d = 0; d < p.ndims; ++d)
-        if (p.dims[d] != 1)
-            dims_gt1[n_order++] = d;
-    auto order_of = [&](int op, int *order) {
-        std::copy(dims_gt1, dims_gt1 + n_order, order);
-        std::stable_sort(order, order + n_order, [&](int a, int b) {
-            return p.strides[op][a] > p.strides[op][b];
-        });
-    };
-
     // Step 3: dst's order first. Where that leaves operands to transpose,
     // or to walk in short runs, the order of each input that moves along
     // every dim (no broadcast) is tried too, and the fold that transposes
@@ -395,7 +418,7 @@ select_folded fold_select(const select_nd &p) {
     // (ties: dst's order). Three inputs laid out one way and dst another
     // then transpose, or scatter, dst alone.
     int order[max_ndims];
-    order_of(op_dst, order);
+    const int n_order = memory_order(p, op_dst, order);
     select_folded best = fold_in_order(p, order, n_order, esize);
     int64_t best_cost = transposed_bytes(best, esize);
     // Bytes in short runs of a fold with no tile at all (a cached transposed
@@ -408,11 +431,11 @@ select_folded fold_select(const select_nd &p) {
     for (int i = 0; i < op_dst && (best_cost != 0 || best_scattered > 0); ++i) {
         bool full = true;
         for (int k = 0; k < n_order && full; ++k)
-            full = p.strides[i][dims_gt1[k]] != 0;
+            full = p.strides[i][order[k]] != 0;
         if (!full)
             continue;
         int alt[max_ndims];
-        order_of(i, alt);
+        memory_order(p, i, alt);
         if (std::equal(alt, alt + n_order, order))
             continue;
         select_folded f = fold_in_order(p, alt, n_order, esize);

@@ -12,6 +12,13 @@ namespace impl {
 /// example in broadcast.cpp and docs/broadcast-folding.md).
 select_folded fold_select(const select_nd &p);
 
+/// `p` walked in dst's memory order: the dims where dst is 1 dropped, the
+/// rest ordered by dst's strides (outermost first) and merged where every
+/// operand is contiguous across two (steps 2 to 4 of fold_select, in
+/// element strides). The reference kernel runs it where no JIT plan does
+/// (select_plan::ref). An empty `p` is returned as it is.
+select_nd coalesce_select(const select_nd &p);
+
 /// "64x65536 bcast=c-,cb modes=cv,av,bs" style summary for verbose output.
 std::string folded2str(const select_folded &f);
 

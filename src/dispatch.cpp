@@ -369,6 +369,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     const select_folded &f = plan.folded;
     const kernel_isa isa = max_kernel_isa();
     if (isa == kernel_isa::ref || !fold_jit_able(f)) {
+        plan.ref = coalesce_select(p);
         plan.cache_hit = true;
         return plan;
     }

@@ -1305,7 +1305,7 @@ executed execute_plan(const select_plan &plan, const select_nd &p,
     if (nthreads <= 0)
         nthreads = omp_get_max_threads();
     if (!plan.kernel) {
-        ref_select(p, cond, src0, src1, dst, nthreads);
+        ref_select(plan.ref, cond, src0, src1, dst, nthreads);
         return {};
     }
     if (!plan.staged.empty()) {

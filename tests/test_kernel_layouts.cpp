@@ -1715,6 +1715,21 @@ TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
                 { "cond_another_order_src0_no_unit_stride",
                   { 4, 6, n },
                   { { 1, 4, 24 }, { 12 * n, 2 * n, 2 }, {}, {} } },
+                // Channels-last [N, C, H, W] (n channels) with src_0 every
+                // other element, and with dst every other element: the
+                // reference walks them in memory order (select_plan::ref).
+                { "channels_last_src0_step2",
+                  { 2, n, 3, 4 },
+                  { { 12 * n, 1, 4 * n, n },
+                    { 24 * n, 2, 8 * n, 2 * n },
+                    { 12 * n, 1, 4 * n, n },
+                    { 12 * n, 1, 4 * n, n } } },
+                { "channels_last_dst_step2_padded",
+                  { 2, n, 3, 4 },
+                  { { 12 * n, 1, 4 * n, n },
+                    { 12 * n, 1, 4 * n, n },
+                    { 12 * n, 1, 4 * n, n },
+                    { 24 * n + 16, 2, 8 * n + 4, 2 * n + 1 } } },
             };
             for (const auto &rc : cases) {
                 const si::select_nd p = full_nd(rc.d, rc.st, w);
@@ -1726,6 +1741,60 @@ TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
                           std::string(rc.name) + " " + nd_str(p));
             }
         }
+    // One long coalesced row (src_0 every other element of [3, 20000]:
+    // 60000 elements at stride 2) runs in blocks over the threads; rows
+    // of a few blocks and a last partial one, at 1 to 3 threads.
+    for (int w : { 4, 2, 1, 8 })
+        for (int nthr : { 1, 2, 3 }) {
+            const si::select_nd p =
+                    full_nd({ 3, 20000 }, { {}, { 40000, 2 }, {}, {} }, w);
+            const si::select_plan plan = si::plan_select(p, 0);
+            EXPECT_FALSE(plan.kernel);
+            EXPECT_EQ(plan.ref.ndims, 1) << nd_str(plan.ref);
+            plan_run_opts o;
+            o.nthreads = nthr;
+            KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                      "long row at " + std::to_string(nthr) + " threads "
+                              + nd_str(p));
+        }
+}
+
+TEST(kernel_layouts_fold, ReferenceWalksDstsMemoryOrder) {
+    // coalesce_select: dims of 1 dropped, the rest in dst's memory order and
+    // merged where every operand is contiguous across two. Channels-last
+    // [N, C, H, W] = [2, 5, 3, 4], src_0 every other element, dst's
+    // channels padded to 8: the rows of 5 channels stay apart in dst, the
+    // pixels merge into one dim of 24.
+    dims_t d = { 2, 5, 3, 4 };
+    const dims_t nhwc = { 60, 1, 20, 5 };
+    const si::select_nd p =
+            full_nd(d, { nhwc, { 120, 2, 40, 10 }, nhwc, { 96, 1, 32, 8 } }, 4);
+    const si::select_nd c = si::coalesce_select(p);
+    ASSERT_EQ(c.ndims, 2);
+    EXPECT_EQ(c.dims[0], 24);
+    EXPECT_EQ(c.dims[1], 5);
+    const int64_t want[4][2] = { { 5, 1 }, { 10, 2 }, { 5, 1 }, { 8, 1 } };
+    for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 2; ++j)
+            EXPECT_EQ(c.strides[i][j], want[i][j]) << i << " " << j;
+    // dst unpadded: one dim of 120, src_0 at stride 2.
+    const si::select_nd q = si::coalesce_select(
+            full_nd(d, { nhwc, { 120, 2, 40, 10 }, nhwc, nhwc }, 4));
+    ASSERT_EQ(q.ndims, 1);
+    EXPECT_EQ(q.dims[0], 120);
+    EXPECT_EQ(q.strides[1][0], 2);
+    // A per-channel cond [1, 5, 1, 1] keeps the channels apart; dims of 1
+    // go: [1, 5, 1, 4] row-major is [5, 4].
+    si::select_nd r = full_nd({ 1, 5, 1, 4 }, { {}, {}, {}, {} }, 2);
+    const si::select_nd rc = si::coalesce_select(r);
+    ASSERT_EQ(rc.ndims, 1);
+    EXPECT_EQ(rc.dims[0], 20);
+    r = full_nd(d, { { 0, 1, 0, 0 }, nhwc, nhwc, nhwc }, 4);
+    const si::select_nd pc = si::coalesce_select(r);
+    ASSERT_EQ(pc.ndims, 2);
+    EXPECT_EQ(pc.dims[0], 24);
+    EXPECT_EQ(pc.strides[0][0], 0);
+    EXPECT_EQ(pc.strides[0][1], 1);
 }
 
 TEST_P(kernel_layouts, StagedInputsBitExact) {
