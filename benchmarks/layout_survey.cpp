@@ -3,6 +3,7 @@
 // Select of the same shapes in the same process.
 //
 //   selgraph_layout_survey [--cases N] [--seed S] [--case K] [--check]
+//                          [--step K]
 //
 // Each case draws a rank (2-4), dims whose product gives 2-16 MiB per full
 // operand, an element type (f32, bf16, s8, f64), a broadcast (none, a
@@ -21,7 +22,11 @@
 // is compared byte for byte with the plain loop's from the same bytes, the
 // inputs must come out unchanged, and the exit status is 1 where any case
 // differs or fails. OMP_NUM_THREADS sets the threads. docs/performance.md
-// ("Outside the suite's layouts") has what a run found.
+// ("Outside the suite's layouts") has what a run found. `--step K` (K >= 2)
+// also gives one operand of each case (drawn among those with dims) a step
+// of K along its innermost dim, as a slice x[..., ::K] has: a layout that no
+// kernel covers where that operand has no other stride-1 dim (the draws of
+// the cases after the first differ from a run without it).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -51,10 +56,11 @@ int64_t product(const dims_t &d) {
 }
 
 // Element strides of `d` stored in `order` (outermost first), the innermost
-// dim padded by `pad` elements.
-dims_t strides_in(const dims_t &d, const std::vector<int> &order, int64_t pad) {
+// dim padded by `pad` elements, its elements `step` apart.
+dims_t strides_in(const dims_t &d, const std::vector<int> &order, int64_t pad,
+                  int64_t step) {
     dims_t s(d.size());
-    int64_t acc = 1;
+    int64_t acc = step;
     for (size_t k = order.size(); k-- > 0;) {
         const auto i = static_cast<size_t>(order[k]);
         s[i] = acc;
@@ -96,6 +102,8 @@ struct survey_case {
     dims_t d, dims[4];
     std::vector<int> order[4];
     int64_t pad = 0;
+    int step_op = -1; ///< the operand with a step, -1: none
+    int64_t step = 1;
 };
 
 survey_case draw(std::mt19937 &rng) {
@@ -170,7 +178,7 @@ survey_case draw(std::mt19937 &rng) {
 }
 
 std::string describe(const dims_t &d, const std::vector<int> &order,
-                     int64_t pad) {
+                     int64_t pad, int64_t step) {
     if (d.empty())
         return "0-D";
     std::string s;
@@ -181,6 +189,8 @@ std::string describe(const dims_t &d, const std::vector<int> &order,
         s += std::to_string(o);
     if (pad)
         s += " pad " + std::to_string(pad);
+    if (step > 1)
+        s += " step " + std::to_string(step);
     return s;
 }
 
@@ -190,7 +200,8 @@ std::string layouts(const survey_case &c) {
     std::string s;
     for (int op = 0; op < 4; ++op)
         s += std::string(op ? " | " : "") + name[op] + " "
-             + describe(c.dims[op], c.order[op], c.pad);
+             + describe(c.dims[op], c.order[op], c.pad,
+                        op == c.step_op ? c.step : 1);
     return s;
 }
 
@@ -210,7 +221,8 @@ case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng,
         const dims_t &d = c.dims[op];
         int64_t n = 1;
         if (!d.empty()) {
-            strides[op] = strides_in(d, c.order[op], c.pad);
+            strides[op] = strides_in(d, c.order[op], c.pad,
+                                     op == c.step_op ? c.step : 1);
             n = span(d, strides[op]);
         }
         laid_bytes[op] = static_cast<size_t>(n * ew);
@@ -323,12 +335,13 @@ case_result run_case(int k, const survey_case &c, std::mt19937_64 &rng,
 } // namespace
 
 int main(int argc, char **argv) {
-    int cases = 40, only = -1;
+    int cases = 40, only = -1, step = 1;
     unsigned seed = 1;
     bool check = false;
     const auto usage = [&] {
         std::fprintf(stderr,
-                     "usage: %s [--cases N] [--seed S] [--case K] [--check]\n",
+                     "usage: %s [--cases N] [--seed S] [--case K] [--check] "
+                     "[--step K]\n",
                      argv[0]);
         return 2;
     };
@@ -347,6 +360,8 @@ int main(int argc, char **argv) {
             seed = static_cast<unsigned>(v);
         else if (o == "--case" && v >= 0)
             only = v;
+        else if (o == "--step" && v >= 2)
+            step = v;
         else
             return usage();
     }
@@ -354,7 +369,16 @@ int main(int argc, char **argv) {
     std::vector<double> all;
     std::vector<std::pair<double, int>> vs_loop;
     for (int k = 0; k < cases && (only < 0 || k <= only); ++k) {
-        const survey_case c = draw(rng);
+        survey_case c = draw(rng);
+        if (step > 1) {
+            std::vector<int> with_dims;
+            for (int op = 0; op < 4; ++op)
+                if (!c.dims[op].empty())
+                    with_dims.push_back(op);
+            c.step_op = with_dims[std::uniform_int_distribution<size_t>(
+                    0, with_dims.size() - 1)(rng)];
+            c.step = step;
+        }
         std::mt19937_64 fill(seed * 1000003u + static_cast<unsigned>(k));
         if (only >= 0 && k != only)
             continue;

@@ -5,7 +5,7 @@
 // reference kernel runs this in the dim order it is given, independently of
 // any folding, so that it can be the oracle of every folded JIT kernel; a
 // plan that runs no JIT kernel hands it the problem reordered and merged
-// in dst's memory order (coalesce_select, src/broadcast.hpp).
+// in memory order (coalesce_select, src/broadcast.hpp).
 //
 // select_folded: the same problem after broadcast folding (src/broadcast.*):
 // dims in dst's memory order, an inner dim (dst's contiguous one) and up to

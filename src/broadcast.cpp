@@ -389,9 +389,30 @@ int64_t scattered_bytes(const select_folded &f, const int64_t *esize) {
 select_nd coalesce_select(const select_nd &p) {
     if (p.nelems() == 0)
         return p;
+    // Bytes of cache lines an element costs along the row: its own where
+    // contiguous, none where broadcast, a line at most where strided.
+    const auto walk_bytes = [](const select_nd &c) {
+        int64_t b = 0;
+        for (int i = 0; i < n_operands && c.ndims > 0; ++i) {
+            const int64_t s = c.strides[i][c.ndims - 1];
+            b += std::min<int64_t>(s * operand_bytes(i, c.elem_size), 64);
+        }
+        return b;
+    };
     int order[max_ndims];
     const int n_order = memory_order(p, op_dst, order);
-    return coalesce_in_order(p, order, n_order);
+    select_nd best = coalesce_in_order(p, order, n_order);
+    int64_t best_bytes = walk_bytes(best);
+    for (int i = 0; i < op_dst; ++i) {
+        memory_order(p, i, order);
+        const select_nd c = coalesce_in_order(p, order, n_order);
+        const int64_t b = walk_bytes(c);
+        if (b < best_bytes) {
+            best = c;
+            best_bytes = b;
+        }
+    }
+    return best;
 }
 
 select_folded fold_select(const select_nd &p) {

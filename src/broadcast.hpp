@@ -12,11 +12,15 @@ namespace impl {
 /// example in broadcast.cpp and docs/broadcast-folding.md).
 select_folded fold_select(const select_nd &p);
 
-/// `p` walked in dst's memory order: the dims where dst is 1 dropped, the
-/// rest ordered by dst's strides (outermost first) and merged where every
-/// operand is contiguous across two (steps 2 to 4 of fold_select, in
-/// element strides). The reference kernel runs it where no JIT plan does
-/// (select_plan::ref). An empty `p` is returned as it is.
+/// `p` walked in memory order: the dims where dst is 1 dropped, the rest
+/// ordered by one operand's strides (outermost first) and merged where
+/// every operand is contiguous across two (steps 2 to 4 of fold_select, in
+/// element strides). Of dst's order and each input's, the one whose row
+/// costs the fewest bytes of cache lines per element (an operand's own
+/// bytes where contiguous, none where broadcast, its stride's up to a
+/// 64-byte line where strided; ties: dst's, then cond's, src_0's, src_1's).
+/// The reference kernel runs it where no JIT plan does (select_plan::ref).
+/// An empty `p` is returned as it is.
 select_nd coalesce_select(const select_nd &p);
 
 /// "64x65536 bcast=c-,cb modes=cv,av,bs" style summary for verbose output.

@@ -76,10 +76,11 @@ struct select_plan {
     kernel_isa isa = kernel_isa::ref;
     bool swap = false; ///< the kernel's src_0 is the user's src_1
     kernel_ptr kernel; ///< null: the reference kernel runs `ref`
-    /// Where kernel is null: the problem in dst's memory order, coalesced
-    /// (coalesce_select), which the reference kernel walks, so that a
-    /// layout no kernel covers (a slice with a step, channels-last) reads
-    /// its operands in address order rather than in logical order.
+    /// Where kernel is null: the problem in memory order (dst's or an
+    /// input's), coalesced (coalesce_select), which the reference kernel
+    /// walks, so that a layout no kernel covers (a slice with a step,
+    /// channels-last) reads its operands in address order rather than in
+    /// logical order.
     select_nd ref;
     kernel_ptr kernel_nt; ///< non-temporal variant, for large outputs
     /// kernel_nt that also prefetches its inputs' lines row_prefetch_rows

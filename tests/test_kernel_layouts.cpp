@@ -1795,6 +1795,28 @@ TEST(kernel_layouts_fold, ReferenceWalksDstsMemoryOrder) {
     EXPECT_EQ(pc.dims[0], 24);
     EXPECT_EQ(pc.strides[0][0], 0);
     EXPECT_EQ(pc.strides[0][1], 1);
+    // Row-major inputs and a dst transposed with a step of 2: in dst's
+    // order the row costs 7 + 28 + 28 + 8 bytes of lines per f32 element,
+    // in the inputs' 1 + 4 + 4 + 40; the inputs' order is walked.
+    const si::select_nd t = si::coalesce_select(
+            full_nd({ 5, 7 }, { {}, {}, {}, { 2, 10 } }, 4));
+    ASSERT_EQ(t.ndims, 2);
+    EXPECT_EQ(t.dims[0], 5);
+    EXPECT_EQ(t.dims[1], 7);
+    EXPECT_EQ(t.strides[3][0], 2);
+    EXPECT_EQ(t.strides[3][1], 10);
+    EXPECT_EQ(t.strides[1][1], 1);
+    // Column-major inputs and a row-major dst with a step of 2: dst's
+    // order costs 5 + 20 + 20 + 8 bytes, the inputs' 1 + 4 + 4 + 56: dst's
+    // order.
+    const dims_t cm = { 1, 5 };
+    const si::select_nd u = si::coalesce_select(
+            full_nd({ 5, 7 }, { cm, cm, cm, { 14, 2 } }, 4));
+    ASSERT_EQ(u.ndims, 2);
+    EXPECT_EQ(u.dims[0], 5);
+    EXPECT_EQ(u.dims[1], 7);
+    EXPECT_EQ(u.strides[3][1], 2);
+    EXPECT_EQ(u.strides[1][1], 5);
 }
 
 TEST_P(kernel_layouts, StagedInputsBitExact) {
