@@ -1,6 +1,7 @@
 #include "dispatch.hpp"
 
 #include <algorithm>
+#include <utility>
 #include "broadcast.hpp"
 #include "cpu_isa.hpp"
 #include "kernels/jit_select.hpp"
@@ -603,8 +604,13 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
     const unsigned mask = staged_inputs(p);
     if (!mask)
         return plan;
-    plan = plan_unstaged(staged_problem(p, mask), working_set);
-    for (int i = 0; i < op_dst && plan.kernel; ++i) {
+    // The copies' fold runs a kernel (staged_inputs checked it); were it
+    // not to, the plan without staging runs the reference over `p`.
+    select_plan staged = plan_unstaged(staged_problem(p, mask), working_set);
+    if (!staged.kernel)
+        return plan;
+    plan = std::move(staged);
+    for (int i = 0; i < op_dst; ++i) {
         if (!((mask >> i) & 1))
             continue;
         select_plan::staged_input s;
