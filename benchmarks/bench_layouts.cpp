@@ -1,4 +1,4 @@
-// Layout cases L1..L28: Select with operands in channels-last, permuted or
+// Layout cases L1..L29: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
@@ -23,7 +23,9 @@
 // the same with src_0 so stored; L27: RGB images channels-last with each
 // pixel's 3 channels padded to 4 in every operand, rows of 3 elements 4
 // apart; L28: L27 with src_0 stored NCHW, transposed against the rest, so
-// that the tiles' rows of 3 lie 4 apart), each
+// that the tiles' rows of 3 lie 4 apart; L29: every operand channels-last,
+// src_0 every other channel of a larger tensor (a slice with a step, which
+// no kernel covers: the reference kernel runs it), each
 // measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -75,6 +77,9 @@ struct layout_case {
     int64_t pad = 0;
     /// The element types it runs in.
     std::vector<dtype> types = { dtype::f32, dtype::bf16 };
+    /// Elements between neighbours of the odd operand's innermost dim in
+    /// memory, a slice with a step (1: none).
+    int64_t step = 1;
 };
 
 // NCHW dims stored channels-last: N, H, W, C from outermost.
@@ -268,12 +273,23 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           -1,
           1,
           { dtype::f32, dtype::bf16, dtype::s8 } },
+        { "L29",
+          "[16,64,56,56] all NHWC, src_0 every other channel of 128",
+          { act, act, act, act },
+          { nhwc, nhwc, nhwc, nhwc },
+          false,
+          op_src0,
+          0,
+          { dtype::f32, dtype::bf16 },
+          2 },
     };
 }
 
 /// Element strides of dims `d` stored in `order` (outermost first; empty:
-/// row-major), each line of the innermost dim followed by `pad` elements.
-dims_t strides_of(const dims_t &d, const dims_t &order, int64_t pad = 0) {
+/// row-major), each line of the innermost dim followed by `pad` elements,
+/// its elements `step` apart.
+dims_t strides_of(const dims_t &d, const dims_t &order, int64_t pad = 0,
+                  int64_t step = 1) {
     dims_t s(d.size());
     if (d.empty())
         return s;
@@ -281,7 +297,7 @@ dims_t strides_of(const dims_t &d, const dims_t &order, int64_t pad = 0) {
     if (o.empty())
         for (size_t i = 0; i < d.size(); ++i)
             o.push_back(static_cast<int64_t>(i));
-    int64_t acc = 1;
+    int64_t acc = step;
     for (size_t k = o.size(); k-- > 0;) {
         const auto i = static_cast<size_t>(o[k]);
         s[i] = acc;
@@ -331,7 +347,8 @@ struct layout_data {
         for (int op = 0; op < 4; ++op) {
             const dims_t &d = lc.dims[op];
             strides[op] = dense ? strides_of(d, dims_t())
-                                : strides_of(d, lc.order[op], lc.pad);
+                                : strides_of(d, lc.order[op], lc.pad,
+                                             op == lc.odd ? lc.step : 1);
             loop_nd_strides(nd, d, strides[op], st[op]);
             const int ew = op == op_cond ? 1 : w;
             const auto bytes = static_cast<size_t>(extent(d, strides[op]) * ew);
@@ -459,7 +476,8 @@ struct onednn_reorder {
                         : t == dtype::bf16 ? dt::bf16
                         : t == dtype::s8   ? dt::s8
                                            : dt::f32;
-        const dnnl::memory::desc own(d, type, strides_of(d, lc.order[op]));
+        const dnnl::memory::desc own(
+                d, type, strides_of(d, lc.order[op], lc.pad, lc.step));
         const dnnl::memory::desc plain(d, type, strides_of(d, dims_t()));
         const bool input = op != op_dst;
         const dnnl::reorder::primitive_desc pd(eng, input ? own : plain, eng,
