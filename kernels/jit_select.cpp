@@ -28,7 +28,8 @@
 // registers for 1- to 4-byte elements, 64-bit ones for 8-byte elements).
 //
 // Non-temporal stores: AVX-512 streams a row from its first aligned vector
-// (a line), after a masked head. AVX2 streams whole lines only, two
+// (a line), after a masked head stored within its own line (the top lanes
+// of the aligned vector before). AVX2 streams whole lines only, two
 // vectors each, and stores the elements before a row's first streamed
 // line and after its last with regular stores that stay off the streamed
 // lines (row_loop_nt_lines).
@@ -177,6 +178,9 @@ private:
     const Opmask k_tail_rows_ = k5;
     // AVX2: each vector stored in its rows' pieces (store_row_pieces).
     bool gap_stores_ = false;
+    // AVX-512, non-temporal rows: the vector being emitted is a row's head,
+    // whose lanes before the row are masked off (row_loop).
+    bool head_ = false;
 
     // The register holding `lanes_` cond bytes (AVX-512).
     Xmm cond_bytes(int u) const {
@@ -245,7 +249,7 @@ private:
     // element reg_i_ + off of input `base` (`pf` its prefetch pointer),
     // once per 64 bytes of the input.
     void prefetch_ahead(const Reg64 &pf, int elem_bytes, int off) {
-        if (key_.row_prefetch && (off * elem_bytes) % 64 == 0)
+        if (key_.row_prefetch && !head_ && (off * elem_bytes) % 64 == 0)
             prefetcht0(ptr[pf + reg_i_ * elem_bytes + off * elem_bytes]);
     }
 
@@ -525,6 +529,35 @@ private:
         store_part(elem_addr(reg_dst_, false, 0), v, bytes);
     }
 
+    // Non-temporal rows: the first and last lines of the row `ahead` rows
+    // on, where they take regular stores (they are not whole lines of it),
+    // are asked for with intent to write (not past the call's last row).
+    // L21 ran 1.05-1.2x faster on AVX2 (Zen 3), and its AVX-512
+    // non-temporal kernel 1.2x (Zen 4; docs/performance.md).
+    void prefetch_row_edges(int ahead) {
+        if (!cpu_has_prefetchw())
+            return;
+        Label l_first_done, l_last;
+        cmp(reg_rows_, ahead);
+        jbe(l_last, T_NEAR);
+        mov(reg_tmp_, ptr[reg_param_ + offsetof(select_call_args, dst_stride)]);
+        if (ahead > 1)
+            imul(reg_tmp_, reg_tmp_, ahead);
+        add(reg_tmp_, reg_dst_);
+        test(reg_tmp_.cvt8(), 63);
+        jz(l_first_done, T_NEAR);
+        prefetchw(ptr[reg_tmp_]);
+        L(l_first_done);
+        mov(reg_tmp2_, reg_n_);
+        if (lw_)
+            shl(reg_tmp2_, lw_);
+        add(reg_tmp_, reg_tmp2_);
+        test(reg_tmp_.cvt8(), 63);
+        jz(l_last, T_NEAR);
+        prefetchw(ptr[reg_tmp_ - 1]);
+        L(l_last);
+    }
+
     // --- the loop over one row -------------------------------------------
     // vec(u, off, masked) handles lanes_ elements at reg_i_ + off (masked:
     // the k_tail_ lanes, AVX-512 only); elem() handles the element at
@@ -540,21 +573,37 @@ private:
         xor_(reg_i_, reg_i_);
         if (key_.nt_stores) {
             // AVX-512 (AVX2 streams whole lines above). Head: the elements
-            // until dst + i * w is vector-aligned, masked, so that the
+            // until dst + i * w is vector-aligned (h of them), so that the
             // body's non-temporal stores are aligned (execute only picks
-            // an nt kernel for a w-aligned dst).
+            // an nt kernel for a w-aligned dst). They go in the top h lanes
+            // of the aligned vector that ends there, under a mask (at most
+            // n lanes from lanes_ - h), so that their store stays in their
+            // own line: a masked store reaching into the next line, which
+            // the body then streams, ran padded rows (L21) 1.35x as long
+            // on Zen 4 (docs/performance.md). Masked-off lanes read and
+            // write nothing; the head does not prefetch.
+            Label l_head_done;
             mov(reg_lim_, reg_dst_);
             neg(reg_lim_);
             and_(reg_lim_, vlen - 1);
             if (lw_)
                 shr(reg_lim_, lw_);
+            jz(l_head_done, T_NEAR);
+            mov(reg_i_, lanes_);
+            sub(reg_i_, reg_lim_); // the head's first lane
             cmp(reg_lim_, reg_n_);
             cmova(reg_lim_, reg_n_);
-            Label l_head_done;
-            test(reg_lim_, reg_lim_);
-            jz(l_head_done, T_NEAR);
-            set_tail_mask(reg_lim_);
+            lea(reg_tmp_, ptr[reg_i_ + reg_lim_]);
+            mov(reg_tmp2_, -1);
+            bzhi(reg_tmp2_, reg_tmp2_, reg_tmp_);
+            mov(reg_tmp_, -1);
+            shlx(reg_tmp_, reg_tmp_, reg_i_);
+            and_(reg_tmp2_, reg_tmp_);
+            kmovq(k_tail_, reg_tmp2_);
+            neg(reg_i_);
+            head_ = true;
             vec(0, 0, true);
+            head_ = false;
             mov(reg_i_, reg_lim_);
             L(l_head_done);
         }
@@ -567,6 +616,11 @@ private:
             if constexpr (is_avx512) {
                 set_tail_mask(reg_tmp_);
                 vec(0, 0, true);
+                // Rows that end off a line: the edges of the row after the
+                // next one (here, not at each row's start, costs nothing
+                // where rows start and end lines).
+                if (key_.nt_stores)
+                    prefetch_row_edges(2);
             } else {
                 mov(reg_lim_, reg_n_);
                 regular_run(vec, elem, part);
@@ -674,30 +728,7 @@ private:
                            const PartOp &part) {
         static_assert(2 * vlen == 64, "two AVX2 vectors to a line");
         const int line = 2 * lanes_;
-        // The next row's first and last lines, where they take regular
-        // stores (they are not whole lines of it), are asked for with
-        // intent to write a row ahead (not past the call's last row): L21
-        // ran 1.05-1.2x faster (docs/performance.md).
-        if (cpu_has_prefetchw()) {
-            Label l_first_done, l_last;
-            cmp(reg_rows_, 1);
-            jbe(l_last, T_NEAR);
-            mov(reg_tmp_,
-                ptr[reg_param_ + offsetof(select_call_args, dst_stride)]);
-            add(reg_tmp_, reg_dst_);
-            test(reg_tmp_.cvt8(), 63);
-            jz(l_first_done, T_NEAR);
-            prefetchw(ptr[reg_tmp_]);
-            L(l_first_done);
-            mov(reg_tmp2_, reg_n_);
-            if (lw_)
-                shl(reg_tmp2_, lw_);
-            add(reg_tmp_, reg_tmp2_);
-            test(reg_tmp_.cvt8(), 63);
-            jz(l_last, T_NEAR);
-            prefetchw(ptr[reg_tmp_ - 1]);
-            L(l_last);
-        }
+        prefetch_row_edges(1);
         xor_(reg_i_, reg_i_);
         // Head: the elements until dst + i * w starts a line, and that
         // line too where they are fewer than a vector's (all of a row that

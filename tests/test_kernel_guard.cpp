@@ -82,6 +82,77 @@ TEST_P(kernel_guard, KernelAbiEveryPatternEveryTail) {
         }
 }
 
+TEST_P(kernel_guard, NonTemporalHeadsAgainstGuards) {
+    // Non-temporal rows whose dst does not start a vector: AVX-512 stores
+    // the head in the top lanes of the aligned vector before the body, its
+    // lanes before the row masked off. Each input starts right after a
+    // guard page, so that the head's masked-off lanes lie in it; dst starts
+    // `off` elements into its region, whose bytes before it must keep
+    // theirs; rows padded by 0 or 3 elements (dst's gaps keep their bytes),
+    // lengths around the head and the vector.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 1, 2, 4, 8 }) {
+        const int64_t L = lanes(w);
+        std::vector<si::kernel_key> keys;
+        for (const auto &k : guard_keys(kisa(), w, 4))
+            if (k.nt_stores)
+                keys.push_back(k);
+        std::vector<std::shared_ptr<const si::select_kernel>> kernels;
+        for (const auto &k : keys)
+            kernels.push_back(jit() ? si::create_jit_select_kernel(k)
+                                    : nullptr);
+        for (int64_t off : { int64_t { 1 }, L / 2 + 1, L - 1 }) {
+            if (off < 1 || off >= L)
+                continue;
+            const int64_t head = L - off;
+            for (int64_t n : { int64_t { 1 }, head - 1, head, head + 1,
+                               head + L + 3, 3 * L + 1 })
+                for (int64_t gap : { 0, 3 }) {
+                    if (n < 1)
+                        continue;
+                    const int64_t rows = 3;
+                    const size_t cap =
+                            static_cast<size_t>((rows * (n + gap) + L) * w);
+                    guard_set gs(cap);
+                    ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+                    gs.fill(g);
+                    for (size_t ki = 0; ki < keys.size(); ++ki) {
+                        abi_case c;
+                        c.key = keys[ki];
+                        c.n = static_cast<uint64_t>(n);
+                        c.rows = rows;
+                        c.pf_rows = c.key.row_prefetch ? 1 : 0;
+                        const int64_t pitch = n + gap;
+                        c.stride[0] = c.key.cond_scalar ? 1 : pitch;
+                        c.stride[1] = c.key.src0_scalar ? w : pitch * w;
+                        c.stride[2] = c.key.src1_scalar ? w : pitch * w;
+                        c.stride[3] = pitch * w;
+                        uint8_t *p[4];
+                        for (int op = 0; op < 3; ++op)
+                            p[op] = gs.place(op, c.bytes(op), false);
+                        uint8_t *const region = gs.place(3, 0, false);
+                        p[3] = region + off * w;
+                        const std::vector<uint8_t> before(region, p[3]);
+                        const std::string desc = c.str() + " dst "
+                                                 + std::to_string(off)
+                                                 + " elements into its page";
+                        KT_EXPECT(fails,
+                                  run_abi_case(c,
+                                               kernels[ki] ? kernels[ki]->fn()
+                                                           : nullptr,
+                                               p[0], p[1], p[2], p[3]),
+                                  desc);
+                        KT_EXPECT(fails,
+                                  bytes_equal(region, before.data(),
+                                              before.size(), 1),
+                                  desc + ": the bytes before dst");
+                    }
+                }
+        }
+    }
+}
+
 TEST_P(kernel_guard, PlanEveryBroadcastPatternEveryTail) {
     // The dispatcher's kernels on the folded problems of the broadcast
     // patterns, each tensor against a guard page, with 2 threads and the
