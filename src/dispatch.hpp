@@ -309,10 +309,10 @@ bool dst_block_staged(const select_folded &f);
 /// dst's non-temporal transpose of 1-byte elements whose dst rows do not
 /// start cache lines (`ld` not a multiple of 64 bytes: consecutive strips
 /// chain through the carry, transpose_call_args::carry) is AVX2's, unless
-/// the tuning says so (`t.zmm_byte_carry`: Zen 5), the CPU has AVX512_VBMI
-/// and the tile spans 64 `rows` and 64 `lines` or more: AVX2's byte kernel
-/// carries on every CPU, AVX-512's only with VBMI's byte permutes and only
-/// in its register tiles of 64 lines, along chains of 64 columns or more,
+/// the tuning says so (`t.zmm_byte_carry`: Zen 4 and 5), the CPU has
+/// AVX512_VBMI and the tile spans 64 `rows` and 64 `lines` or more: AVX2's byte
+/// kernel carries on every CPU, AVX-512's only with VBMI's byte permutes and
+/// only in its register tiles of 64 lines, along chains of 64 columns or more,
 /// and without the carry every dst line is read before it is written. On an
 /// Intel Xeon, layout case L23 ([4001, 4096] s8, dst rows 4001 bytes apart)
 /// took 0.56x the time at 1 thread with AVX2's transposes than with AVX-512's
@@ -323,10 +323,11 @@ bool dst_block_staged(const select_folded &f);
 /// as fast at 1 and 2 threads and 1.20x from DRAM at 1, other s8 dsts
 /// 1.0-1.38x (docs/performance.md, "AVX-512's byte carry"); dsts of 10
 /// and 26 lines, or of 4 columns, where it carries nothing, ran 0.86-0.91x
-/// as fast with it. Unmeasured on Intel and Zen 4, which keep AVX2's.
+/// as fast with it. On Zen 4 L23 ran 1.07x as fast with it (4200 against
+/// 4518 µs, 1 thread). Unmeasured on Intel, which keeps AVX2's.
 ///
-/// Where the tuning says so (`t.ymm_dst_nt_transposes_four_lines`: Zen 5),
-/// dst's non-temporal transpose, of every element size, whose lines lie a
+/// Where the tuning says so (`t.ymm_dst_nt_transposes_four_lines`: Zen 4 and
+/// 5), dst's non-temporal transpose, of every element size, whose lines lie a
 /// multiple of 256 bytes apart (`ld`: a transposed [2048, 2048] matrix,
 /// [256, 256] scores written with their last two dims swapped) is AVX2's
 /// too. AVX-512's streams 64 bytes of each dst line per column block;
@@ -344,7 +345,9 @@ bool dst_block_staged(const select_folded &f);
 /// too. In s8 and f64 the same shapes ran 1.24-1.70x and 1.14-1.17x as
 /// fast at 1 thread where the lines lie a multiple of 512 bytes apart, and
 /// 1.19-1.44x and 1.05-1.07x at 2 (docs/performance.md, "dst lines a
-/// multiple of 256 bytes apart").
+/// multiple of 256 bytes apart"). On Zen 4 L24 ran 1.14-1.22x as fast at 1
+/// thread, from the L3 and from DRAM, and L20 bf16 from DRAM 1.10x
+/// (docs/performance.md, "Zen 5's rules on Zen 4").
 ///
 /// Elsewhere the AVX-512 kernels are the ones measured.
 kernel_isa transpose_kernel_isa(kernel_isa isa, int operand, int elem_bytes,

@@ -954,21 +954,22 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                                                         || (w == 2
                                                             && crowded))));
                                     // dst's nt transpose: carried (1 byte, but
-                                    // on Zen 5 with AVX512_VBMI), and on Zen 5
-                                    // lines a multiple of 256 bytes apart
-                                    // (every size); its regular one keeps the
-                                    // plan's ISA.
+                                    // on Zen 4 and 5 with AVX512_VBMI), and on
+                                    // Zen 4 and 5 lines a multiple of 256 bytes
+                                    // apart (every size); its regular one keeps
+                                    // the plan's ISA.
+                                    const bool zen45 =
+                                            k == si::cpu_kind::amd_zen4
+                                            || k == si::cpu_kind::amd_zen5;
                                     const bool dst_nt = op == si::op_dst && nt;
                                     const bool dst_ymm =
                                             dst_nt
                                             && ((ld % 64 != 0 && w == 1
-                                                 && !(k
-                                                              == si::cpu_kind::
-                                                                      amd_zen5
+                                                 && !(zen45
                                                       && si::cpu_has_avx512_vbmi()
                                                       && rows >= 64
                                                       && lines >= 64))
-                                                || (k == si::cpu_kind::amd_zen5
+                                                || (zen45
                                                     && (ld == 512 || ld == 768
                                                         || ld == 4096
                                                         || ld == 8192)));
@@ -1043,9 +1044,10 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
     // Intel's are the defaults; every AMD CPU splits a transposed dst of
     // few matrices by panels; Zen 4 takes all of its own rules; Zen 5 only
     // the AVX2 transposes of 4-byte inputs, the 2-byte dst blocks and the
-    // packed kernel's prefetch, and two of its own: AVX2's transposes of
-    // 2-byte inputs whose lines crowd one L1 set and AVX2's nt transposes
-    // of dst lines a multiple of 256 bytes apart.
+    // packed kernel's prefetch, and its own: AVX2's transposes of 2-byte
+    // inputs whose lines crowd one L1 set, AVX2's nt transposes of dst
+    // lines a multiple of 256 bytes apart and AVX-512's byte carry, the
+    // last two taken by Zen 4 too.
     using C = si::cpu_kind;
     for (C k : { C::other, C::amd, C::amd_zen4, C::amd_zen5 }) {
         const si::cpu_tuning t = si::tuning_of(k);
@@ -1055,7 +1057,8 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
         EXPECT_EQ(t.ymm_input_transposes_words, z4) << desc;
         EXPECT_EQ(t.ymm_input_transposes_dwords, z4 || z5) << desc;
         EXPECT_EQ(t.ymm_input_transposes_crowded_words, z5) << desc;
-        EXPECT_EQ(t.ymm_dst_nt_transposes_four_lines, z5) << desc;
+        EXPECT_EQ(t.ymm_dst_nt_transposes_four_lines, z4 || z5) << desc;
+        EXPECT_EQ(t.zmm_byte_carry, z4 || z5) << desc;
         EXPECT_EQ(t.split_permutes, z4) << desc;
         EXPECT_EQ(t.dt_words, z4 || z5) << desc;
         EXPECT_EQ(t.dt_prefetch_words, z4) << desc;
