@@ -664,9 +664,12 @@ private:
     // by two overlapping parts of the widest of 16, 8 and 4 bytes that
     // two cover the rest; else one element at a time. reg_i_ = reg_lim_
     // after. Callers keep the elements before reg_i_ that such a vector
-    // may store again to regular stores.
+    // may store again to regular stores, or pass `back = false`: the rest
+    // after the whole vectors then always goes by parts (or elements), and
+    // nothing before reg_i_ is stored.
     template <typename VecOp, typename ElemOp, typename PartOp>
-    void regular_run(const VecOp &vec, const ElemOp &elem, const PartOp &part) {
+    void regular_run(const VecOp &vec, const ElemOp &elem, const PartOp &part,
+                     bool back = true) {
         Label l_vec, l_rest, l_part, l_elem, l_end;
         L(l_vec);
         mov(reg_tmp_, reg_lim_);
@@ -678,15 +681,17 @@ private:
         add(reg_i_, lanes_);
         jmp(l_vec, T_NEAR);
         L(l_rest);
-        cmp(reg_lim_, lanes_);
-        jb(l_part, T_NEAR);
-        cmp(qword[reg_param_ + offsetof(select_call_args, elem_tail)], 0);
-        jne(l_elem, T_NEAR);
-        mov(reg_i_, reg_lim_);
-        sub(reg_i_, lanes_);
-        vec(0, 0, true);
-        mov(reg_i_, reg_lim_);
-        jmp(l_end, T_NEAR);
+        if (back) {
+            cmp(reg_lim_, lanes_);
+            jb(l_part, T_NEAR);
+            cmp(qword[reg_param_ + offsetof(select_call_args, elem_tail)], 0);
+            jne(l_elem, T_NEAR);
+            mov(reg_i_, reg_lim_);
+            sub(reg_i_, lanes_);
+            vec(0, 0, true);
+            mov(reg_i_, reg_lim_);
+            jmp(l_end, T_NEAR);
+        }
         // reg_tmp_ elements left, fewer than lanes_: parts of `bytes`
         // where bytes / w_ <= reg_tmp_ < 2 * bytes / w_ (at least two
         // elements a part).
@@ -720,9 +725,11 @@ private:
     // lines, stored around regular stores, ran a padded Select at a third
     // of the speed of regular stores (docs/performance.md). Where the
     // elements before the first whole line (or after the last) are fewer
-    // than a vector's, that line is stored regularly too, so that whole
-    // vectors store them: one element at a time took a third of a bf16
-    // row of 394 bytes' time.
+    // than a vector's, two overlapping parts of 16, 8 or 4 bytes store
+    // them (regular_run without `back`): storing the line beside them
+    // regularly too, so that whole vectors could, ran padded rows (L21)
+    // 1.2x as long on Zen 4 (docs/performance.md), and one element at a
+    // time took a third of a bf16 row of 394 bytes' time.
     template <typename VecOp, typename ElemOp, typename PartOp>
     void row_loop_nt_lines(const VecOp &vec, const ElemOp &elem,
                            const PartOp &part) {
@@ -730,39 +737,22 @@ private:
         const int line = 2 * lanes_;
         prefetch_row_edges(1);
         xor_(reg_i_, reg_i_);
-        // Head: the elements until dst + i * w starts a line, and that
-        // line too where they are fewer than a vector's (all of a row that
-        // ends before).
-        Label l_head;
+        // Head: the elements until dst + i * w starts a line (all of a row
+        // that ends before); from 0, so its overlapping vector, where it
+        // has one, stays in it.
         mov(reg_lim_, reg_dst_);
         neg(reg_lim_);
         and_(reg_lim_, 63);
         if (lw_)
             shr(reg_lim_, lw_);
-        jz(l_head, T_NEAR);
-        cmp(reg_lim_, lanes_);
-        jae(l_head, T_NEAR);
-        add(reg_lim_, line);
-        L(l_head);
         cmp(reg_lim_, reg_n_);
         cmova(reg_lim_, reg_n_);
         regular_run(vec, elem, part);
-        // The end of the streamed lines: the last whole line, or the one
-        // before where fewer than a vector's elements would follow it.
-        Label l_end_set;
+        // The end of the streamed lines: the last whole line.
         mov(reg_lim_, reg_n_);
         sub(reg_lim_, reg_i_);
         and_(reg_lim_, ~static_cast<uint32_t>(line - 1));
         add(reg_lim_, reg_i_);
-        mov(reg_tmp_, reg_n_);
-        sub(reg_tmp_, reg_lim_);
-        jz(l_end_set, T_NEAR);
-        cmp(reg_tmp_, lanes_);
-        jae(l_end_set, T_NEAR);
-        cmp(reg_lim_, reg_i_);
-        jbe(l_end_set, T_NEAR);
-        sub(reg_lim_, line);
-        L(l_end_set);
         // Body: [reg_i_, reg_lim_), whole lines, streamed; the unrolled
         // loop in pairs of vectors (an odd unroll takes one more).
         const int pairs = (unroll_ + 1) / 2;
@@ -787,10 +777,20 @@ private:
             sub(reg_tmp_, reg_i_);
             jmp(l_line, T_NEAR);
         }
-        // Tail: the elements after the last streamed line.
+        // Tail: the elements after the last streamed line, fewer than a
+        // line's; an overlapping vector only where a whole one fits in.
         L(l_tail);
+        Label l_tail_vector, l_tail_done;
+        mov(reg_tmp_, reg_n_);
+        sub(reg_tmp_, reg_i_);
+        cmp(reg_tmp_, lanes_);
         mov(reg_lim_, reg_n_);
+        jae(l_tail_vector, T_NEAR);
+        regular_run(vec, elem, part, false);
+        jmp(l_tail_done, T_NEAR);
+        L(l_tail_vector);
         regular_run(vec, elem, part);
+        L(l_tail_done);
     }
 
     // k_tail_ = the low `count` lanes (count < lanes_ <= 64).

@@ -83,13 +83,14 @@ TEST_P(kernel_guard, KernelAbiEveryPatternEveryTail) {
 }
 
 TEST_P(kernel_guard, NonTemporalHeadsAgainstGuards) {
-    // Non-temporal rows whose dst does not start a vector: AVX-512 stores
+    // Non-temporal rows whose dst does not start a line: AVX-512 stores
     // the head in the top lanes of the aligned vector before the body, its
-    // lanes before the row masked off. Each input starts right after a
-    // guard page, so that the head's masked-off lanes lie in it; dst starts
-    // `off` elements into its region, whose bytes before it must keep
-    // theirs; rows padded by 0 or 3 elements (dst's gaps keep their bytes),
-    // lengths around the head and the vector.
+    // lanes before the row masked off; AVX2 by whole vectors and parts that
+    // stay off the streamed lines. Each input starts right after a guard
+    // page, so that the head's masked-off lanes lie in it; dst starts `off`
+    // elements into its region, whose bytes before it must keep theirs;
+    // rows padded by 0 or 3 elements (dst's gaps keep their bytes), lengths
+    // around the head, the vector and the line.
     auto &g = rng();
     int fails = 0;
     for (int w : { 1, 2, 4, 8 }) {
@@ -102,12 +103,14 @@ TEST_P(kernel_guard, NonTemporalHeadsAgainstGuards) {
         for (const auto &k : keys)
             kernels.push_back(jit() ? si::create_jit_select_kernel(k)
                                     : nullptr);
-        for (int64_t off : { int64_t { 1 }, L / 2 + 1, L - 1 }) {
-            if (off < 1 || off >= L)
+        const int64_t line = 64 / w;
+        for (int64_t off : { int64_t { 1 }, line / 2 + 1, line - 1 }) {
+            if (off < 1 || off >= line)
                 continue;
-            const int64_t head = L - off;
-            for (int64_t n : { int64_t { 1 }, head - 1, head, head + 1,
-                               head + L + 3, 3 * L + 1 })
+            const int64_t head = line - off;
+            for (int64_t n :
+                 { int64_t { 1 }, head - 1, head, head + 1, head + L + 3,
+                   head + line + L / 2, 3 * line + 1 })
                 for (int64_t gap : { 0, 3 }) {
                     if (n < 1)
                         continue;
