@@ -533,7 +533,7 @@ private:
     // on, where they take regular stores (they are not whole lines of it),
     // are asked for with intent to write (not past the call's last row).
     // L21 ran 1.05-1.2x faster on AVX2 (Zen 3), and its AVX-512
-    // non-temporal kernel 1.2x (Zen 4; docs/performance.md).
+    // non-temporal kernel 1.2-1.3x (Zen 4; docs/performance.md).
     void prefetch_row_edges(int ahead) {
         if (!cpu_has_prefetchw())
             return;
@@ -579,7 +579,7 @@ private:
             // of the aligned vector that ends there, under a mask (at most
             // n lanes from lanes_ - h), so that their store stays in their
             // own line: a masked store reaching into the next line, which
-            // the body then streams, ran padded rows (L21) 1.35x as long
+            // the body then streams, ran padded rows (L21) 1.25-1.35x as long
             // on Zen 4 (docs/performance.md). Masked-off lanes read and
             // write nothing; the head does not prefetch.
             Label l_head_done;
@@ -728,7 +728,7 @@ private:
     // than a vector's, two overlapping parts of 16, 8 or 4 bytes store
     // them (regular_run without `back`): storing the line beside them
     // regularly too, so that whole vectors could, ran padded rows (L21)
-    // 1.2x as long on Zen 4 (docs/performance.md), and one element at a
+    // 1.25x as long on Zen 4 (docs/performance.md), and one element at a
     // time took a third of a bf16 row of 394 bytes' time.
     template <typename VecOp, typename ElemOp, typename PartOp>
     void row_loop_nt_lines(const VecOp &vec, const ElemOp &elem,

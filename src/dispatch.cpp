@@ -139,9 +139,9 @@ cpu_tuning tuning_of(cpu_kind k) {
             // 2-byte elements in one pass, and its rows prefetched". Of
             // Zen 5's later rules ("Zen 5's rules on Zen 4"): AVX2's nt
             // transposes of dst lines a multiple of 256 bytes apart ran L24
-            // 1.14-1.22x as fast, and AVX-512's byte carry L23 1.07x; the
-            // packed kernels' prefetch ran L18 from DRAM 1.45x as long, and
-            // is not taken.
+            // 1.07-1.13x as fast, and AVX-512's byte carry L23 1.05-1.08x;
+            // the packed kernels' prefetch ran L18 from DRAM 1.44-1.47x as
+            // long, and is not taken.
             t.ymm_input_transposes_words = true;
             t.ymm_input_transposes_dwords = true;
             t.ymm_dst_nt_transposes_four_lines = true;

@@ -323,7 +323,7 @@ bool dst_block_staged(const select_folded &f);
 /// as fast at 1 and 2 threads and 1.20x from DRAM at 1, other s8 dsts
 /// 1.0-1.38x (docs/performance.md, "AVX-512's byte carry"); dsts of 10
 /// and 26 lines, or of 4 columns, where it carries nothing, ran 0.86-0.91x
-/// as fast with it. On Zen 4 L23 ran 1.07x as fast with it (4200 against
+/// as fast with it. On Zen 4 L23 ran 1.05-1.08x as fast with it (4200 against
 /// 4518 µs, 1 thread). Unmeasured on Intel, which keeps AVX2's.
 ///
 /// Where the tuning says so (`t.ymm_dst_nt_transposes_four_lines`: Zen 4 and
@@ -345,7 +345,7 @@ bool dst_block_staged(const select_folded &f);
 /// too. In s8 and f64 the same shapes ran 1.24-1.70x and 1.14-1.17x as
 /// fast at 1 thread where the lines lie a multiple of 512 bytes apart, and
 /// 1.19-1.44x and 1.05-1.07x at 2 (docs/performance.md, "dst lines a
-/// multiple of 256 bytes apart"). On Zen 4 L24 ran 1.14-1.22x as fast at 1
+/// multiple of 256 bytes apart"). On Zen 4 L24 ran 1.07-1.13x as fast at 1
 /// thread, from the L3 and from DRAM, and L20 bf16 from DRAM 1.10x
 /// (docs/performance.md, "Zen 5's rules on Zen 4").
 ///
