@@ -70,11 +70,11 @@
 // unless the caller fences itself (`fence` = 0). With a carry
 // (transpose_call_args::carry; AVX-512 2- to 8-byte elements, and 1-byte
 // ones on a CPU with AVX512_VBMI; AVX2 every size, which AVX-512 plans use
-// for 1-byte elements but on Zen 5, and on Zen 5 for dst lines a multiple
-// of 256 bytes apart: transpose_kernel_isa, src/dispatch.hpp) a dst that is
-// not aligned so streams whole lines too: blocks of 2 * sb columns (AVX2: 4
-// lines of a row where they are at most 64 columns; bytes one line), each
-// row's piece joined to the previous block's tail (carried_block; the join
+// for 1-byte elements but on Zen 4 and 5, and on Zen 4 and 5 for dst lines
+// a multiple of 256 bytes apart: transpose_kernel_isa, src/dispatch.hpp) a dst
+// that is not aligned so streams whole lines too: blocks of 2 * sb columns
+// (AVX2: 4 lines of a row where they are at most 64 columns; bytes one line),
+// each row's piece joined to the previous block's tail (carried_block; the join
 // is vpermi2b / vpermi2w / vpermi2d on AVX-512, vpermd and vpblendvb, plus
 // shifts for 1- and 2-byte elements, on AVX2: carry_rows_avx2). A band of
 // rows is carried only in its whole register tiles (transpose_tile_rows):
