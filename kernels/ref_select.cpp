@@ -15,6 +15,32 @@ namespace {
 // spreads over the threads.
 constexpr int64_t ref_block = 16384;
 
+// One block [i0, i1) of a row. Where cond is one byte for the whole row
+// (its stride 0), the source is chosen once and copied.
+template <typename T>
+void ref_block_of_row(const uint8_t *c, const T *a, const T *b, T *d,
+                      int64_t sc, int64_t s0, int64_t s1, int64_t sd,
+                      int64_t i0, int64_t i1) {
+    // memcpy: callers may pass buffers aligned to less than T (the
+    // kernels take any address); compilers emit one plain move.
+    if (sc == 0) {
+        const bool take_a = c[0] != 0;
+        const T *s = take_a ? a : b;
+        const int64_t ss = take_a ? s0 : s1;
+        if (ss == 1 && sd == 1) {
+            // memmove: dst may be the source itself (in place).
+            std::memmove(d + i0, s + i0,
+                         static_cast<size_t>(i1 - i0) * sizeof(T));
+            return;
+        }
+        for (int64_t i = i0; i < i1; ++i)
+            std::memcpy(d + i * sd, s + i * ss, sizeof(T));
+        return;
+    }
+    for (int64_t i = i0; i < i1; ++i)
+        std::memcpy(d + i * sd, c[i * sc] ? a + i * s0 : b + i * s1, sizeof(T));
+}
+
 template <typename T>
 void ref_rows(const select_nd &p, const uint8_t *cond, const T *src0,
               const T *src1, T *dst, int nthreads) {
@@ -26,30 +52,47 @@ void ref_rows(const select_nd &p, const uint8_t *cond, const T *src0,
     const int64_t s0 = nd > 0 ? p.strides[op_src0][nd - 1] : 0;
     const int64_t s1 = nd > 0 ? p.strides[op_src1][nd - 1] : 0;
     const int64_t sd = nd > 0 ? p.strides[op_dst][nd - 1] : 0;
+    const int64_t total = outer * blocks;
     // Threads only where there is enough work to pay for a parallel region.
-    const bool parallel = outer * blocks > 1 && p.nelems() >= (1 << 15);
-#pragma omp parallel for schedule(static) num_threads(nthreads) if (parallel)
-    for (int64_t t = 0; t < outer * blocks; ++t) {
-        // Offsets of row o: decompose o over dims 0..nd-2.
-        const int64_t o = t / blocks, i0 = t % blocks * ref_block;
-        const int64_t i1 = std::min(inner, i0 + ref_block);
+    const bool parallel = total > 1 && p.nelems() >= (1 << 15);
+#pragma omp parallel num_threads(nthreads) if (parallel)
+    {
+        // Each thread a contiguous range of (row, block) pairs; the offsets
+        // of its first row from its index, then of each next row by an
+        // odometer over dims 0..nd-2 (no division per row: rows of a few
+        // elements spent more time there than in their moves).
+        const int64_t nt = parallel ? omp_get_num_threads() : 1;
+        const int64_t it = parallel ? omp_get_thread_num() : 0;
+        const int64_t t0 = total * it / nt, t1 = total * (it + 1) / nt;
+        int64_t idx[max_ndims] = {};
         int64_t off[n_operands] = { 0, 0, 0, 0 };
-        int64_t rem = o;
-        for (int d = nd - 2; d >= 0; --d) {
-            const int64_t idx = rem % p.dims[d];
-            rem /= p.dims[d];
+        int64_t rem = t0 / blocks;
+        for (int k = nd - 2; k >= 0; --k) {
+            idx[k] = rem % p.dims[k];
+            rem /= p.dims[k];
             for (int i = 0; i < n_operands; ++i)
-                off[i] += idx * p.strides[i][d];
+                off[i] += idx[k] * p.strides[i][k];
         }
-        const uint8_t *c = cond + off[op_cond];
-        const T *a = src0 + off[op_src0];
-        const T *b = src1 + off[op_src1];
-        T *d = dst + off[op_dst];
-        // memcpy: callers may pass buffers aligned to less than T (the
-        // kernels take any address); compilers emit one plain move.
-        for (int64_t i = i0; i < i1; ++i)
-            std::memcpy(d + i * sd, c[i * sc] ? a + i * s0 : b + i * s1,
-                        sizeof(T));
+        int64_t blk = t0 % blocks;
+        for (int64_t t = t0; t < t1; ++t) {
+            const int64_t i0 = blk * ref_block;
+            const int64_t i1 = std::min(inner, i0 + ref_block);
+            ref_block_of_row(cond + off[op_cond], src0 + off[op_src0],
+                             src1 + off[op_src1], dst + off[op_dst], sc, s0, s1,
+                             sd, i0, i1);
+            if (++blk < blocks)
+                continue;
+            blk = 0;
+            for (int k = nd - 2; k >= 0; --k) {
+                for (int i = 0; i < n_operands; ++i)
+                    off[i] += p.strides[i][k];
+                if (++idx[k] < p.dims[k])
+                    break;
+                for (int i = 0; i < n_operands; ++i)
+                    off[i] -= idx[k] * p.strides[i][k];
+                idx[k] = 0;
+            }
+        }
     }
 }
 

@@ -8,6 +8,8 @@
 // in-place, non-temporal plans, threads, and thousands of random shapes.
 // Each case also checks that the JIT of the ISA under test ran (kernel key
 // and name) wherever the folded problem allows it.
+#include <algorithm>
+
 #include "kernel_test_utils.hpp"
 
 namespace selgraph_test {
@@ -564,6 +566,65 @@ TEST_P(kernel_nd, CondBytesAllValuesThroughPlan) {
 }
 
 SELGRAPH_INSTANTIATE_PER_ISA(kernel_nd);
+
+TEST(kernel_nd_ref, ReferenceMatchesNaiveAtAnyThreadCount) {
+    // ref_select, the oracle of every other test, against the naive loop:
+    // ranks 1 to 5 whose outer dims wrap, rows longer than its blocks
+    // (16384 elements), cond one byte per row (a copy from the chosen
+    // source), src_1 every other element, dst padded or permuted, src_0
+    // broadcast; 1 to 3 threads, every element size.
+    std::mt19937_64 g(2911);
+    int fails = 0;
+    for (int w : { 1, 2, 4, 8 })
+        for (const dims_t &d :
+             { dims_t { 37 }, dims_t { 3, 5, 7 }, dims_t { 2, 3, 4, 5 },
+               dims_t { 2, 1, 3, 2, 9 }, dims_t { 3, 40000 },
+               dims_t { 2, 2, 16385 } })
+            for (int kind = 0; kind < 5; ++kind) {
+                const int nd = static_cast<int>(d.size());
+                nd_spec s = full_spec(d, w);
+                perm_t order(d.size());
+                for (int k = 0; k < nd; ++k)
+                    order[static_cast<size_t>(k)] = k;
+                if (kind == 1) {
+                    // cond one byte per row
+                    s.in[0].back() = 1;
+                } else if (kind == 2) {
+                    // src_1 every other element of its row
+                    s.strides[2] = perm_strides(d, order);
+                    for (auto &x : s.strides[2])
+                        x *= 2;
+                } else if (kind == 3) {
+                    // dst padded, cond per row, src_0 reversed order
+                    s.in[0].back() = 1;
+                    s.strides[3] = perm_strides(d, order, 3);
+                    std::reverse(order.begin(), order.end());
+                    s.strides[1] = perm_strides(d, order);
+                } else if (kind == 4) {
+                    // src_0 broadcast along dim 0, dst in reversed order
+                    s.in[1][0] = 1;
+                    std::reverse(order.begin(), order.end());
+                    s.strides[3] = perm_strides(d, order);
+                }
+                const si::select_nd p = make_nd(s);
+                nd_buffers b(p, g);
+                std::vector<uint8_t> want(b.dst.data(),
+                                          b.dst.data() + b.dst.size());
+                const std::vector<uint8_t> init(want);
+                naive_select(p, b.cond.data(), b.src0.data(), b.src1.data(),
+                             want.data());
+                for (int nthr : { 1, 2, 3 }) {
+                    std::vector<uint8_t> got(init);
+                    si::ref_select(p, b.cond.data(), b.src0.data(),
+                                   b.src1.data(), got.data(), nthr);
+                    KT_EXPECT(
+                            fails,
+                            bytes_equal(got.data(), want.data(), got.size(), w),
+                            "kind " + std::to_string(kind) + " threads "
+                                    + std::to_string(nthr) + " " + nd_str(p));
+                }
+            }
+}
 
 } // namespace
 } // namespace selgraph_test
