@@ -61,8 +61,8 @@ void ref_rows(const select_nd &p, const uint8_t *cond, const T *src0,
         // of its first row from its index, then of each next row by an
         // odometer over dims 0..nd-2 (no division per row: rows of a few
         // elements spent more time there than in their moves).
-        const int64_t nt = parallel ? omp_get_num_threads() : 1;
-        const int64_t it = parallel ? omp_get_thread_num() : 0;
+        const int64_t nt = omp_get_num_threads();
+        const int64_t it = omp_get_thread_num();
         const int64_t t0 = total * it / nt, t1 = total * (it + 1) / nt;
         int64_t idx[max_ndims] = {};
         int64_t off[n_operands] = { 0, 0, 0, 0 };
