@@ -167,7 +167,7 @@ public:
         , kcw_(n_lanes * nl_)
         , wide_(wide_tiles(isa, key.elem_size) && (!nt_ || is_avx512))
         , pk_rows_(std::min({ int(key.packed_lines), packed_max, tr_ - 1 }))
-        , pk_cols_(std::min({ int(key.packed_lines), packed_max, kc_ - 1 }))
+        , pk_cols_(transpose_packed_cols(key))
         , carry_ok_(nt_
                     && (key.elem_size >= 2 || !is_avx512
                         || cpu_has_avx512_vbmi()))
@@ -1646,6 +1646,7 @@ private:
     // zeroes the rest, or-ed together.
     // `ew`: the bytes of src's elements (0: w_), so that a block can move
     // whole dwords or lanes of an element size it does not hold.
+    // An element of register -1 takes any value (a padded row's gap).
     void permuted(const std::vector<src_elem> &src, const Vmm &acc,
                   int ew = 0) {
         const Vmm t(9), idx(10);
@@ -1654,7 +1655,8 @@ private:
         const int V = vlen / w;
         std::vector<int> order; // source registers, in first use
         for (const src_elem &s : src)
-            if (std::find(order.begin(), order.end(), s.reg) == order.end())
+            if (s.reg >= 0
+                && std::find(order.begin(), order.end(), s.reg) == order.end())
                 order.push_back(s.reg);
         const bool words = is_avx512 && w == 2;
         if (w >= 4 || words) {
@@ -1670,7 +1672,8 @@ private:
                 std::vector<uint8_t> ib(vlen, 0), mb(8, 0);
                 uint64_t mask = 0;
                 for (int e = 0; e < V; ++e) {
-                    if (src[e].reg != ka && src[e].reg != kb)
+                    if (src[e].reg < 0
+                        || (src[e].reg != ka && src[e].reg != kb))
                         continue;
                     const int hi = src[e].reg == kb ? nu : 0;
                     for (int j = 0; j < per; ++j) {
@@ -1868,10 +1871,15 @@ private:
     // `in`, a vector apart, or from line pointers `istride` apart), out
     // vectors stored (to `out`, `ostride` apart, or a vector apart).
     // `rows`: R rows, the block's R vectors are the source's (transpose
-    // of rows); else R columns, the block is dst's.
+    // of rows); else R columns, the block is dst's: P vectors of dst rows
+    // of P elements (P > R: padded rows, transpose_call_args::dst_gaps,
+    // whose gaps take whatever the permutes leave there).
     void packed_block(int R, bool rows, const Reg64 &in, const Reg64 &istride,
-                      const Reg64 &out, const Reg64 &ostride, bool nt) {
+                      const Reg64 &out, const Reg64 &ostride, bool nt,
+                      int P = 0) {
         const int V = vlen / w_;
+        if (P == 0)
+            P = R;
         if (rows) {
             for (int i = 0; i < R; ++i)
                 vload(Vmm(i), ptr[in + i * vlen]);
@@ -1889,14 +1897,16 @@ private:
             regrouped_rows(R, ostride, nt);
             return;
         }
-        for (int o = 0; o < R; ++o) {
+        for (int o = 0; o < P; ++o) {
             std::vector<src_elem> src(static_cast<size_t>(V));
             for (int e = 0; e < V; ++e) {
                 // rows: out row o, column e <- flat element e * R + o;
-                // columns: flat element o * V + e <- line f % R, row f / R.
+                // columns: flat element o * V + e <- line f % P, row f / P
+                // (a gap past line R).
                 const int f = rows ? e * R + o : o * V + e;
-                src[e] = rows ? src_elem { f / V, f % V }
-                              : src_elem { f % R, f / R };
+                src[e] = rows        ? src_elem { f / V, f % V }
+                         : f % P < R ? src_elem { f % P, f / P }
+                                     : src_elem { -1, 0 };
             }
             permuted(src, Vmm(8));
             if (rows) {
@@ -1910,8 +1920,11 @@ private:
     }
 
     // A packed call of R lines (rows or columns): whole blocks of V, the
-    // rest through two blocks on the stack.
-    void packed_call(int R, bool rows, const Label &l_done) {
+    // rest through two blocks on the stack. P > R: R columns into dst
+    // rows P elements apart, gaps written (transpose_call_args::dst_gaps).
+    void packed_call(int R, bool rows, const Label &l_done, int P = 0) {
+        if (P == 0)
+            P = R;
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         const int V = vlen / w_;
         const Reg64 cnt = reg_r0_;
@@ -1929,9 +1942,9 @@ private:
                              nt);
             else
                 packed_block(R, false, reg_sblk_, reg_ld_, reg_dblk_, reg_dblk_,
-                             nt);
+                             nt, P);
             add(reg_sblk_, rows ? R * vlen : vlen);
-            add(reg_dblk_, rows ? vlen : R * vlen);
+            add(reg_dblk_, rows ? vlen : P * vlen);
             sub(cnt, V);
             jmp(l_loop, T_NEAR);
             L(l_end);
@@ -1980,8 +1993,8 @@ private:
                 }
             }
             lea(sin, ptr[rsp + stk_pk]);
-            packed_block(R, false, sin, step, sout, sout, false);
-            imul(n, cnt, R * w_);
+            packed_block(R, false, sin, step, sout, sout, false, P);
+            imul(n, cnt, P * w_);
             copy_bytes(reg_dblk_, sout, n);
         }
         jmp(l_done, T_NEAR);
@@ -2023,14 +2036,38 @@ private:
     }
 
     // Enters a packed call where the call is one (falls through where not).
+    // Padded rows (dst_gaps, dst_ld = P * w for P = 4 or 8): the regular
+    // kernel only, whose calls write a scratch.
     void packed_dispatch(const Label &l_done) {
         std::vector<Label> l_rows(packed_max + 1), l_cols(packed_max + 1);
-        Label l_try_cols, l_none;
+        std::vector<Label> l_gap4(packed_max + 1), l_gap8(packed_max + 1);
+        Label l_try_cols, l_try_gaps, l_none;
         packed_branch(offsetof(transpose_call_args, rows), reg_ld_, pk_rows_,
                       l_rows, l_try_cols);
         L(l_try_cols);
         packed_branch(offsetof(transpose_call_args, cols), reg_dld_, pk_cols_,
-                      l_cols, l_none);
+                      l_cols, l_try_gaps);
+        L(l_try_gaps);
+        const int gap_pitches[2] = { 4, 8 };
+        if (!nt_ && pk_cols_ >= 2) {
+            cmp(qword[reg_param_ + offsetof(transpose_call_args, dst_gaps)], 0);
+            je(l_none, T_NEAR);
+            mov(reg_tmp_,
+                ptr[reg_param_ + offsetof(transpose_call_args, cols)]);
+            cmp(reg_tmp_, 2);
+            jb(l_none, T_NEAR);
+            for (int P : gap_pitches) {
+                Label l_next;
+                cmp(reg_dld_, P * w_);
+                jne(l_next, T_NEAR);
+                for (int R = 2; R < P && R <= pk_cols_; ++R) {
+                    cmp(reg_tmp_, R);
+                    je(P == 4 ? l_gap4[R] : l_gap8[R], T_NEAR);
+                }
+                jmp(l_none, T_NEAR);
+                L(l_next);
+            }
+        }
         jmp(l_none, T_NEAR);
         for (int R = 2; R <= pk_rows_; ++R) {
             L(l_rows[R]);
@@ -2040,6 +2077,11 @@ private:
             L(l_cols[R]);
             packed_call(R, false, l_done);
         }
+        for (int P : gap_pitches)
+            for (int R = 2; !nt_ && R < P && R <= pk_cols_; ++R) {
+                L(P == 4 ? l_gap4[R] : l_gap8[R]);
+                packed_call(R, false, l_done, P);
+            }
         L(l_none);
     }
 

@@ -24,6 +24,7 @@
 #ifndef SELGRAPH_KERNELS_JIT_TRANSPOSE_HPP
 #define SELGRAPH_KERNELS_JIT_TRANSPOSE_HPP
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -63,6 +64,28 @@ using transpose_kernel_fn = void (*)(const transpose_call_args *);
 /// its whole register tiles.
 constexpr int transpose_tile_rows(const transpose_key &k) {
     return (k.isa == kernel_isa::avx512_core ? 64 : 32) / k.elem_size;
+}
+
+/// The most columns of a call that runs as packed blocks on `k` (fewer than
+/// 2: none): packed_lines, at most 8 and fewer than a register tile's
+/// columns (AVX-512 16, AVX2 8).
+constexpr int transpose_packed_cols(const transpose_key &k) {
+    const int kc = k.isa == kernel_isa::avx512_core ? 16 : 8;
+    return std::min({ int(k.packed_lines), 8, kc - 1 });
+}
+
+/// Whether a call of `cols` columns into dst rows `pitch` elements apart
+/// with transpose_call_args::dst_gaps runs as packed blocks on `k`: a
+/// regular JIT kernel, pitch 4 or 8, 2 <= cols < pitch, cols at most
+/// transpose_packed_cols(k). Such a scratch of short rows padded to the
+/// pitch of the operands read beside it (channels-last pixels of 3
+/// channels padded to 4) otherwise ran as masked register tiles, slower
+/// than the packed blocks into rows back to back (docs/performance.md).
+constexpr bool transpose_packs_gaps(const transpose_key &k, int64_t cols,
+                                    int64_t pitch) {
+    return k.isa != kernel_isa::ref && !k.nt_stores
+           && (pitch == 4 || pitch == 8) && cols >= 2 && cols < pitch
+           && cols <= transpose_packed_cols(k);
 }
 
 /// A generated transpose kernel: immutable once built.

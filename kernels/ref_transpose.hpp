@@ -59,6 +59,13 @@ struct transpose_call_args {
     /// which touch fewer lines at once. Results are the same either way.
     /// The reference ignores it.
     uint64_t src_cached = 0;
+    /// The dst_ld - cols * w bytes after each dst row (the last row's
+    /// included: rows * dst_ld bytes from dst in all) are the caller's
+    /// scratch, which a kernel may overwrite with any bytes. A packed call
+    /// (jit_transpose.hpp) of 2 .. P - 1 columns into rows P elements
+    /// apart (dst_ld = P * w, P 4 or 8; transpose_packs_gaps) then writes
+    /// whole rows of P. The reference ignores it.
+    uint64_t dst_gaps = 0;
 };
 
 /// transpose_call_args::carry_in / carry_out: the column granule.

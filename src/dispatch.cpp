@@ -286,6 +286,7 @@ void transpose_block(const transpose_kernel &k, const transpose_call_args &a,
         u.src = src + c * src_ld;
         u.dst = dst + c * w;
         u.cols = static_cast<uint64_t>(n);
+        u.dst_gaps = 0; // the gaps of a chunk's rows are the next columns
         u.pf_cols = a.pf_cols > static_cast<uint64_t>(c + n)
                             ? a.pf_cols - static_cast<uint64_t>(c)
                             : static_cast<uint64_t>(n);
@@ -316,7 +317,12 @@ namespace {
 // Channels-last pixels of 3 channels padded to 4 ran at 0.03-0.2 of the
 // dense Select a row at a time in the row loop (docs/performance.md,
 // "Padded short rows").
-void set_row_len(const select_folded &f, kernel_key &key) {
+// In tiles (`tr`: each transposed input's kernel) the stream too, where
+// every transposed input's kernel writes its scratch rows at that pitch
+// as packed blocks (transpose_packs_gaps; no pieces): the scratch then
+// lies at the pitch of the operands beside it.
+void set_row_len(const select_folded &f, const transpose_kernel *const *tr,
+                 kernel_key &key) {
     const int nd = f.ndims;
     // A transposed input reaches the kernel as a vector along the row,
     // read from its tile's scratch.
@@ -352,9 +358,21 @@ void set_row_len(const select_folded &f, kernel_key &key) {
     k.row_len = static_cast<uint8_t>(n);
     if (f.has_transposed()) {
         // Flat tiles run each strip as one long row (tiled_runner::wide);
-        // otherwise short rows, whatever the strides: the scratch's pitch
-        // is n, never a stream's.
-        if (!flat_tiles && row_len_supported(k))
+        // otherwise the stream where the scratch can take the pitch, else
+        // short rows, whatever the strides.
+        if (flat_tiles)
+            return;
+        bool padded = pitch > n && !f.piece;
+        for (int i = 0; i < op_dst && padded; ++i)
+            padded = f.mode[i] != inner_mode::transposed
+                     || (tr[i] && transpose_packs_gaps(tr[i]->key(), n, pitch));
+        k.row_pitch = static_cast<uint8_t>(padded ? pitch : 0);
+        if (padded && row_len_supported(k)) {
+            key = k;
+            return;
+        }
+        k.row_pitch = 0;
+        if (row_len_supported(k))
             key = k;
         return;
     }
@@ -397,7 +415,19 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         key.src1_scalar = 1;
     }
     key.unroll = 4;
-    set_row_len(f, key);
+    const bool may_stream = tiles_may_stream(f);
+    const cpu_tuning &tuning = this_cpu_tuning();
+    for (int i = 0; i < n_operands; ++i)
+        if (f.mode[i] == inner_mode::transposed) {
+            const int w = operand_bytes(i, f.elem_size);
+            plan.transpose[i] = get_transpose_kernel(tuned_transpose_key(
+                    transpose_kernel_isa(
+                            isa, i, w, f.dims[f.ndims - 2],
+                            f.piece ? f.piece : f.dims[f.ndims - 1], may_stream,
+                            f.strides[i][f.ndims - 1], false, tuning),
+                    w, false));
+        }
+    set_row_len(f, plan.transpose, key);
 
     auto &cache = kernel_cache::global();
     bool hit = true;
@@ -411,18 +441,6 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     plan.kernel = get(key);
     plan.working_set = working_set;
     const nt_policy policy = nt_stores_policy();
-    const bool may_stream = tiles_may_stream(f);
-    const cpu_tuning &tuning = this_cpu_tuning();
-    for (int i = 0; i < n_operands; ++i)
-        if (f.mode[i] == inner_mode::transposed) {
-            const int w = operand_bytes(i, f.elem_size);
-            plan.transpose[i] = get_transpose_kernel(tuned_transpose_key(
-                    transpose_kernel_isa(
-                            isa, i, w, f.dims[f.ndims - 2],
-                            f.piece ? f.piece : f.dims[f.ndims - 1], may_stream,
-                            f.strides[i][f.ndims - 1], false, tuning),
-                    w, false));
-        }
     // A transposed dst and nothing else transposed: the kernel that writes
     // it itself, where one exists and the tiles hold whole blocks of 64
     // bytes of each dst column by 16 columns (three-channel rows, L16, ran

@@ -175,6 +175,10 @@ struct tiled_runner {
     const transpose_kernel *tr[n_operands]; // null: not transposed
     int64_t esize[n_operands];
     int64_t ld[n_operands] = {}; // scratch row stride per transposed operand
+    // A padded short rows' stream (kernel_key::row_pitch): the transposed
+    // inputs' scratch rows lie at that pitch too, their gaps written by
+    // the packed transposes (transpose_call_args::dst_gaps).
+    bool gaps = false;
     int64_t tile_rows = 1, tile_cols = 1, strip = 1, scratch = 0;
     // A transposed dst is written in bands of dst_band of its rows (the
     // tile's columns) per call of its transposing kernel; 0: one call.
@@ -251,7 +255,7 @@ struct tiled_runner {
                  const transpose_kernel *dst_regular, bool nt, int nthreads,
                  const select_kernel *dt = nullptr,
                  const select_kernel *dt_reg = nullptr, bool copy = false,
-                 bool row_len = false)
+                 bool row_len = false, int row_pitch = 0)
         : f(af)
         , fn(afn)
         , copy_direct(copy) {
@@ -288,10 +292,12 @@ struct tiled_runner {
                             : dt_regular;
             tr[op_dst] = nullptr;
         }
+        gaps = row_pitch > 0;
         for (int i = 0; i < n_operands; ++i) {
             if (!tr[i] || copy_direct)
                 continue;
-            ld[i] = scratch_pitch(tile_cols * esize[i], strip);
+            ld[i] = gaps ? row_pitch * esize[i]
+                         : scratch_pitch(tile_cols * esize[i], strip);
             scratch += (strip * ld[i] + 63) / 64 * 64;
         }
         // Where dst's rows crowd a few L1 sets ([2047, 2047] dst
@@ -634,6 +640,7 @@ struct tiled_runner {
         t.src_ld = stride[i][in];
         t.dst_ld = to_ld;
         t.fence = 0;
+        t.dst_gaps = gaps ? 1 : 0;
         if (!stream) {
             // The operand's columns from c0 on, at these rows. Streamed
             // tiles prefetch none (pf_cols 0): the tile before prefetched
@@ -1182,10 +1189,10 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
             nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
                                         : plan.transpose[op_dst]
         };
-        const tiled_runner runner(f, fn, base, slot_op, tr,
-                                  plan.transpose[op_dst], nt, nthr, dt,
-                                  plan.kernel_dt.get(), plan.copy_by_transpose,
-                                  used->key().row_len != 0);
+        const tiled_runner runner(
+                f, fn, base, slot_op, tr, plan.transpose[op_dst], nt, nthr, dt,
+                plan.kernel_dt.get(), plan.copy_by_transpose,
+                used->key().row_len != 0, used->key().row_pitch);
         if (runner.dt_fn)
             used = runner.dt_fn == runner.dt_regular ? plan.kernel_dt.get()
                                                      : dt;

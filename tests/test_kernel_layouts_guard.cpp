@@ -714,12 +714,15 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
     // channels padded to c + pad in every operand but one input stored
     // NCHW (transposed), and an input with every dim reversed over [N, C,
     // W] with W short and the others' rows padded, whose tile dim N
-    // continues into C (row groups).
+    // continues into C (row groups). Where the pitch is 4 or 8 and the
+    // transposed input's kernel writes its scratch at that pitch as packed
+    // blocks (transpose_packs_gaps), the tiles stream the padded rows
+    // (row_pitch); otherwise a row at a time.
     // Every tensor against a guard page at either end, 1 to 3 threads,
     // bit for bit against the reference.
     auto &g = rng();
     int fails = 0;
-    int runs = 0;
+    int runs = 0, streams = 0;
     for (int w : { 1, 2, 4, 8 })
         for (int64_t c : { 2, 3, 5, 7 })
             for (int shape = 0; shape < 3; ++shape) {
@@ -744,24 +747,39 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
                         st[op] = perm_strides(d, { 0, 1, 2 }, 1);
                     st[1] = perm_strides(d, { 2, 1, 0 });
                 }
+                // The rows' pitch in the operands read as they are (row
+                // groups: N's stride, within a group).
+                const int64_t pitch =
+                        shape < 2 ? c + (shape == 1 ? 3 : 1) : st[0][0];
                 const si::select_nd p = full_nd(d, st, w);
                 const si::select_plan plan = si::plan_select(p, 0);
                 const std::string desc = nd_str(p);
                 KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
                 if (jit()) {
                     const si::select_folded &f = plan.folded;
+                    const int t = shape == 0 ? 0 : shape == 1 ? 2 : 1;
+                    si::kernel_key k = plan.kernel->key();
+                    k.row_pitch = static_cast<uint8_t>(pitch);
+                    const bool stream =
+                            plan.transpose[t]
+                            && si::transpose_packs_gaps(
+                                    plan.transpose[t]->key(), c, pitch)
+                            && si::row_len_supported(k);
                     KT_EXPECT(fails,
                               ::testing::AssertionResult(
                                       f.has_transposed()
+                                      && f.mode[t] == si::inner_mode::transposed
                                       && f.mode[si::op_dst]
                                                  == si::inner_mode::vector
                                       && plan.kernel->key().row_len == c
-                                      && !plan.kernel->key().row_pitch
+                                      && plan.kernel->key().row_pitch
+                                                 == (stream ? pitch : 0)
                                       && (shape < 2 || f.group))
                                       << plan.kernel_str() << " "
                                       << si::folded2str(f),
                               desc);
                     ++runs;
+                    streams += stream;
                 }
                 run_guarded_1_to_3(fails, p, plan, desc, g);
                 if (fails >= 6)
@@ -769,6 +787,7 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
             }
     if (jit()) {
         EXPECT_GT(runs, 30);
+        EXPECT_GE(streams, 4);
     }
 }
 

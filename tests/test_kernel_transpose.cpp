@@ -291,6 +291,74 @@ TEST_P(kernel_transpose, PackedFewLinesBitExactAgainstGuards) {
     }
 }
 
+TEST_P(kernel_transpose, PaddedRowsWithGapsBitExactAgainstGuards) {
+    // transpose_call_args::dst_gaps: the bytes after each dst row (the
+    // last row's included) are the caller's scratch, which a packed call
+    // of 2 .. 7 columns into rows 4 or 8 elements apart fills whole
+    // (transpose_packs_gaps). Every column count up to the pitch, pitches
+    // 3, 4, 5 and 8 (3 and 5: no packed gaps), rows 1 .. 2 vectors + 3
+    // sampled around the vector, the same packed limits as above, the
+    // regular and the non-temporal kernel: every element equals the
+    // reference's, and nothing before dst or past rows * dst_ld is touched
+    // (dst against a guard page at either end, src at the other).
+    auto &g = rng();
+    int fails = 0, gap_calls = 0;
+    for (uint8_t most : { 0, 5, 6, 7, 8 })
+        for (int w : elem_sizes)
+            for (uint8_t nt : { 0, 1 }) {
+                const si::transpose_kernel *k = si::get_transpose_kernel(
+                        { kisa(), uint8_t(w), nt, most });
+                ASSERT_NE(k, nullptr);
+                const int v = isa_vlen(kisa()) / w;
+                for (int64_t pitch : { 3, 4, 5, 8 })
+                    for (int64_t c = 1; c <= pitch; ++c)
+                        for (uint64_t r : extents(v, false)) {
+                            si::transpose_call_args a {};
+                            a.rows = r;
+                            a.cols = static_cast<uint64_t>(c);
+                            a.src_ld = static_cast<int64_t>(r) * w + 2 * w;
+                            a.dst_ld = pitch * w;
+                            a.dst_gaps = 1;
+                            gap_calls += si::transpose_packs_gaps(k->key(), c,
+                                                                  pitch);
+                            const size_t sb = src_bytes(a, w);
+                            const size_t db = static_cast<size_t>(
+                                    static_cast<int64_t>(r) * a.dst_ld);
+                            guarded_mem ms(sb), md(db);
+                            ASSERT_TRUE(ms.ok() && md.ok());
+                            for (int place = 0; place < 2; ++place) {
+                                uint8_t *src =
+                                        place ? ms.at_begin() : ms.at_end(sb);
+                                uint8_t *dst =
+                                        place ? md.at_end(db) : md.at_begin();
+                                fill_bytes(src, sb, g);
+                                fill_bytes(dst, db, g);
+                                std::vector<uint8_t> want(dst, dst + db);
+                                a.src = src;
+                                a.dst = want.data();
+                                si::ref_transpose(a, w);
+                                a.dst = dst;
+                                k->fn()(&a);
+                                // The elements only: the gaps are free.
+                                ::testing::AssertionResult res =
+                                        ::testing::AssertionSuccess();
+                                for (uint64_t i = 0; i < r && res; ++i)
+                                    res = same_bytes(
+                                            dst + i * a.dst_ld,
+                                            want.data() + i * a.dst_ld,
+                                            static_cast<size_t>(c * w));
+                                KT_EXPECT(
+                                        fails, res,
+                                        case_str(*k, a) + " dst_gaps"
+                                                + (place ? " (dst at end)"
+                                                         : " (dst at begin)"));
+                            }
+                        }
+            }
+    // The packed gap calls ran on every element size.
+    EXPECT_GT(gap_calls, 0);
+}
+
 TEST_P(kernel_transpose, PrefetchBeyondTheTileKeepsResultsExact) {
     // pf_cols lets the kernels prefetch lines of the columns after the
     // tile. The source then holds pf_cols columns and ends right before a
