@@ -98,10 +98,11 @@
 // that each lane of R vectors holds what one output lane needs, then OR
 // R in-lane vpshufb per output (regrouped_rows). The index and mask
 // constants follow the code. The rest of a call (fewer than V) runs
-// the same block through two blocks on the stack (rep movsb in and out).
-// The non-temporal variant stores whole vectors non-temporally where every
-// one is aligned. Measured against the register tiles in
-// docs/performance.md (packed transposes).
+// as one more block over the call's last V, which stores again what it
+// overlaps, or, in a call of fewer than V, through two blocks on the
+// stack (rep movsb in and out). The non-temporal variant stores whole vectors
+// non-temporally where every one is aligned. Measured against the register
+// tiles in docs/performance.md (packed transposes).
 //
 // Tails: AVX-512 runs partial tiles with byte opmasks (loads masked to the
 // rows that exist, lines past the last column not loaded, stores masked to
@@ -1920,8 +1921,12 @@ private:
     }
 
     // A packed call of R lines (rows or columns): whole blocks of V, the
-    // rest through two blocks on the stack. P > R: R columns into dst
-    // rows P elements apart, gaps written (transpose_call_args::dst_gaps).
+    // rest as one more block over the last V where the call has V (the
+    // copies to and from the stack below took as long as three blocks:
+    // 224 rows of three 1-byte lines spent 46% of their cycles in the 32
+    // past the last block; docs/performance.md), else through two blocks
+    // on the stack. P > R: R columns into dst rows P elements apart, gaps
+    // written (transpose_call_args::dst_gaps).
     void packed_call(int R, bool rows, const Label &l_done, int P = 0) {
         if (P == 0)
             P = R;
@@ -1966,6 +1971,28 @@ private:
         L(l_tail);
         test(cnt, cnt);
         jz(l_done, T_NEAR);
+        // A call of V or more: one more block over its last V, storing
+        // again, with the same values, what it overlaps (regular stores).
+        Label l_stack;
+        cmp(qword[reg_param_
+                  + (rows ? offsetof(transpose_call_args, cols)
+                          : offsetof(transpose_call_args, rows))],
+            V);
+        jb(l_stack, T_NEAR);
+        mov(reg_tmp_, V);
+        sub(reg_tmp_, cnt);
+        imul(reg_tmp2_, reg_tmp_, rows ? R * w_ : w_);
+        sub(reg_sblk_, reg_tmp2_);
+        imul(reg_tmp2_, reg_tmp_, rows ? w_ : P * w_);
+        sub(reg_dblk_, reg_tmp2_);
+        if (rows)
+            packed_block(R, true, reg_sblk_, reg_sblk_, reg_dblk_, reg_dld_,
+                         false);
+        else
+            packed_block(R, false, reg_sblk_, reg_ld_, reg_dblk_, reg_dblk_,
+                         false, P);
+        jmp(l_done, T_NEAR);
+        L(l_stack);
         const Reg64 sin = r12, sout = r13, n = r14, step = r15;
         lea(sin, ptr[rsp + stk_pk]);
         lea(sout, ptr[rsp + stk_pk + packed_max * vlen]);
