@@ -449,11 +449,13 @@ struct tiled_runner {
     int64_t group_share(int64_t r, int64_t left) const {
         return f.group ? std::min(left, f.group - r % f.group) : left;
     }
-    tile tile_of(const tile_pos &p) const {
+    // The tile at `p`, into `t`: filled in place, never copied whole (a
+    // tile copied right after it was written field by field stalled each
+    // turn on its store forwarding).
+    void tile_of(const tile_pos &p, tile &t) const {
         const int nd = f.ndims;
         const int td = nd - 2, in = nd - 1;
         const int64_t r0 = p.rb * tile_rows, c0 = p.cb * tile_cols;
-        tile t;
         t.r0 = r0;
         t.c0 = c0;
         t.nr = std::min(tile_rows, f.dims[td] - r0);
@@ -464,7 +466,6 @@ struct tiled_runner {
                 off += p.o[d] * stride[i][d];
             t.off[i] = off;
         }
-        return t;
     }
 
     // What a thread's scratch holds from the strips before, within one
@@ -497,13 +498,18 @@ struct tiled_runner {
         // dst_carry: the carry slots hold the last strip's tails.
         bool carried = false;
         tile_pos pos = pos_at(i0);
-        tile tl = tile_of(pos);
-        for (int64_t it = i0; it < i1; ++it) {
+        tile tiles[2];
+        int cur = 0;
+        tile_of(pos, tiles[0]);
+        for (int64_t it = i0; it < i1; ++it, cur ^= 1) {
             // The next tile of this thread (where there is one), for its
             // prefetch and the carry chain; then the tile of the next turn.
             const bool has_next = it + 1 < i1;
             step(pos);
-            const tile tn = has_next ? tile_of(pos) : tl;
+            const tile &tl = tiles[cur];
+            if (has_next)
+                tile_of(pos, tiles[cur ^ 1]);
+            const tile &tn = has_next ? tiles[cur ^ 1] : tl;
             // Streaming: the next tile's block of each transposed input,
             // its lines prefetched in address order over this tile's strips.
             const char *next[n_operands] = {};
@@ -547,7 +553,6 @@ struct tiled_runner {
                           carried, carry_out);
                 carried = carry_out;
             }
-            tl = tn;
         }
         // The kernels' non-temporal stores, fenced once here rather than
         // per call (select_call_args::fence).
