@@ -172,7 +172,8 @@ public:
         , carry_ok_(nt_
                     && (key.elem_size >= 2 || !is_avx512
                         || cpu_has_avx512_vbmi()))
-        , g_(std::min<int>(key.elem_size, 4)) {
+        , g_(std::min<int>(key.elem_size, 4))
+        , vbmi_(is_avx512 && cpu_has_avx512_vbmi()) {
         plan_network();
         if (wide_ || short_)
             plan_wide();
@@ -1648,6 +1649,9 @@ private:
     // `ew`: the bytes of src's elements (0: w_), so that a block can move
     // whole dwords or lanes of an element size it does not hold.
     // An element of register -1 takes any value (a padded row's gap).
+    // AVX-512 with AVX512_VBMI: 1-byte elements as the 2-byte ones, by
+    // vpermi2b / vpermb merged under a mask (three 1-byte lines into
+    // rows of 4 took 12 instructions an output vector in byte passes).
     void permuted(const std::vector<src_elem> &src, const Vmm &acc,
                   int ew = 0) {
         const Vmm t(9), idx(10);
@@ -1660,8 +1664,12 @@ private:
                 && std::find(order.begin(), order.end(), s.reg) == order.end())
                 order.push_back(s.reg);
         const bool words = is_avx512 && w == 2;
-        if (w >= 4 || words) {
-            const int u = words ? 2 : 4, per = w / u, nu = vlen / u;
+        const bool vbytes = is_avx512 && w == 1 && vbmi_;
+        if (w >= 4 || words || vbytes) {
+            const int u = words    ? 2
+                          : vbytes ? 1
+                                   : 4,
+                      per = w / u, nu = vlen / u;
             // AVX-512: two source registers per vpermi2{w,d}.
             const size_t group = is_avx512 ? 2 : 1;
             bool first = true;
@@ -1680,7 +1688,9 @@ private:
                     for (int j = 0; j < per; ++j) {
                         const int p = e * per + j;
                         const int s = src[e].lane * per + j + hi;
-                        if (u == 2)
+                        if (u == 1)
+                            put(ib, p, static_cast<uint8_t>(s));
+                        else if (u == 2)
                             put(ib, p, static_cast<uint16_t>(s));
                         else
                             put(ib, p, static_cast<uint32_t>(s));
@@ -1692,17 +1702,23 @@ private:
                 if constexpr (is_avx512) {
                     const Zmm z(v.getIdx());
                     vload(z, ptr[rip + constant(ib)]);
-                    if (kb >= 0 && words)
+                    if (kb >= 0 && vbytes)
+                        vpermi2b(z, Zmm(ka), Zmm(kb));
+                    else if (kb >= 0 && words)
                         vpermi2w(z, Zmm(ka), Zmm(kb));
                     else if (kb >= 0)
                         vpermi2d(z, Zmm(ka), Zmm(kb));
+                    else if (vbytes)
+                        vpermb(z, z, Zmm(ka));
                     else if (words)
                         vpermw(z, z, Zmm(ka));
                     else
                         vpermd(z, z, Zmm(ka));
                     if (!first) {
                         kmovq(km, ptr[rip + constant(mb)]);
-                        if (words)
+                        if (vbytes)
+                            vmovdqu8(Zmm(acc.getIdx()) | km, z);
+                        else if (words)
                             vmovdqu16(Zmm(acc.getIdx()) | km, z);
                         else
                             vmovdqu32(Zmm(acc.getIdx()) | km, z);
@@ -1795,11 +1811,14 @@ private:
         pop(rsi);
     }
 
-    // Whether permuted() moves this element size in byte passes.
+    // Whether permuted() moves this element size in byte passes (1-byte
+    // elements on AVX-512 with VBMI: not, byte_passes()).
     static constexpr bool byte_passes_for(int w) {
         return w == 1 || (!is_avx512 && w == 2);
     }
-    bool byte_passes() const { return byte_passes_for(w_); }
+    bool byte_passes() const {
+        return byte_passes_for(w_) && !(is_avx512 && w_ == 1 && vbmi_);
+    }
 
     // The R output rows of a packed block of R rows (inputs in vectors 0
     // .. R - 1, reg_q_ = the first output row, rows ostride apart) where
@@ -2296,6 +2315,8 @@ private:
     // dwords where they must).
     const bool carry_ok_;
     const int g_;
+    // AVX512_VBMI: permuted() moves 1-byte elements by vpermi2b.
+    const bool vbmi_;
     std::vector<std::vector<uint8_t>> consts_;
     std::vector<std::unique_ptr<Label>> const_labels_;
     transpose_kernel_fn fn_ = nullptr;

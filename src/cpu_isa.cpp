@@ -16,6 +16,7 @@ namespace {
 
 constexpr int no_override = -1;
 thread_local int tls_cap = no_override;
+thread_local bool tls_no_vbmi = false;
 
 std::mutex cap_mutex;
 bool cap_set = false;    // by set_max_cpu_isa
@@ -109,7 +110,16 @@ bool cpu_has_prefetchw() {
 bool cpu_has_avx512_vbmi() {
     static const bool has =
             Xbyak::util::Cpu().has(Xbyak::util::Cpu::tAVX512_VBMI);
-    return has;
+    return has && !tls_no_vbmi;
+}
+
+scoped_no_vbmi::scoped_no_vbmi()
+    : prev_(tls_no_vbmi) {
+    tls_no_vbmi = true;
+}
+
+scoped_no_vbmi::~scoped_no_vbmi() {
+    tls_no_vbmi = prev_;
 }
 
 kernel_isa max_kernel_isa() {

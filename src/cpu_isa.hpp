@@ -37,7 +37,8 @@ bool cpu_has_prefetchw();
 
 /// The CPU runs AVX512_VBMI (CPUID), whose byte permutes (vpermi2b) let
 /// AVX-512's non-temporal byte transposes join a dst row's partial lines
-/// (the carry, kernels/jit_transpose.cpp).
+/// (the carry) and its packed blocks move bytes as words
+/// (kernels/jit_transpose.cpp). False on a thread under scoped_no_vbmi.
 bool cpu_has_avx512_vbmi();
 
 /// Test hook: lowers the cap for the calling thread while alive, so that
@@ -51,6 +52,21 @@ public:
 
 private:
     int prev_;
+};
+
+/// Test hook: the calling thread sees no AVX512_VBMI while alive, so that
+/// a kernel generated meanwhile (create_jit_transpose_kernel, not the
+/// caches, which keep what they generated before) takes its paths for
+/// AVX-512 CPUs without it on a CPU with it.
+class scoped_no_vbmi {
+public:
+    scoped_no_vbmi();
+    ~scoped_no_vbmi();
+    scoped_no_vbmi(const scoped_no_vbmi &) = delete;
+    scoped_no_vbmi &operator=(const scoped_no_vbmi &) = delete;
+
+private:
+    bool prev_;
 };
 
 /// Parses "AVX512_CORE", "AVX2", "NONE", "ALL" (case-insensitive).

@@ -65,6 +65,31 @@ size_t dst_bytes(const si::transpose_call_args &a, int w) {
     return static_cast<size_t>((a.rows - 1) * a.dst_ld + a.cols * w);
 }
 
+/// On an AVX-512 CPU with AVX512_VBMI: the 1-byte kernels generated
+/// without it (si::scoped_no_vbmi), of the regular and the non-temporal
+/// kind, with the packed limits of the tests below; elsewhere none.
+std::vector<std::shared_ptr<const si::transpose_kernel>>
+byte_kernels_without_vbmi(si::kernel_isa isa) {
+    std::vector<std::shared_ptr<const si::transpose_kernel>> v;
+    if (isa != si::kernel_isa::avx512_core || !si::cpu_has_avx512_vbmi())
+        return v;
+    const si::scoped_no_vbmi no_vbmi;
+    for (uint8_t most : { 0, 5, 6, 7, 8 })
+        for (uint8_t nt : { 0, 1 })
+            v.push_back(si::create_jit_transpose_kernel({ isa, 1, nt, most }));
+    return v;
+}
+
+/// " (no VBMI)" where `k` is one of `v`.
+std::string
+vbmi_str(const std::vector<std::shared_ptr<const si::transpose_kernel>> &v,
+         const si::transpose_kernel *k) {
+    for (const auto &p : v)
+        if (p.get() == k)
+            return " (no VBMI)";
+    return "";
+}
+
 std::string case_str(const si::transpose_kernel &k,
                      const si::transpose_call_args &a) {
     std::ostringstream os;
@@ -257,7 +282,8 @@ TEST_P(kernel_transpose, PackedFewLinesBitExactAgainstGuards) {
     // stores), both buffers against guard pages on either side, the
     // regular and the non-temporal kernel, with no packed calls (0), the
     // limits the dispatcher picks on the CPUs measured (5 to 8) and the
-    // largest.
+    // largest; on an AVX-512 CPU with AVX512_VBMI, the 1-byte kernels
+    // also as generated without it (byte passes).
     auto &g = rng();
     int fails = 0;
     std::vector<std::pair<int, const si::transpose_kernel *>> ks;
@@ -266,6 +292,10 @@ TEST_P(kernel_transpose, PackedFewLinesBitExactAgainstGuards) {
             for (uint8_t nt : { 0, 1 })
                 ks.emplace_back(w, si::get_transpose_kernel(
                                            { kisa(), uint8_t(w), nt, most }));
+    const std::vector<std::shared_ptr<const si::transpose_kernel>> no_vbmi =
+            byte_kernels_without_vbmi(kisa());
+    for (const auto &k : no_vbmi)
+        ks.emplace_back(1, k.get());
     for (const auto &[w, k] : ks) {
         ASSERT_NE(k, nullptr);
         const uint64_t v = uint64_t(isa_vlen(kisa()) / w);
@@ -286,7 +316,7 @@ TEST_P(kernel_transpose, PackedFewLinesBitExactAgainstGuards) {
                         a.src_ld = few_rows ? static_cast<int64_t>(n * w) : o;
                         a.dst_ld = few_rows ? o : static_cast<int64_t>(n * w);
                         KT_EXPECT(fails, run_guarded(*k, w, a, g),
-                                  case_str(*k, a));
+                                  case_str(*k, a) + vbmi_str(no_vbmi, k));
                     }
     }
 }
@@ -298,64 +328,68 @@ TEST_P(kernel_transpose, PaddedRowsWithGapsBitExactAgainstGuards) {
     // (transpose_packs_gaps). Every column count up to the pitch, pitches
     // 3, 4, 5 and 8 (3 and 5: no packed gaps), rows 1 .. 2 vectors + 3
     // sampled around the vector, the same packed limits as above, the
-    // regular and the non-temporal kernel: every element equals the
-    // reference's, and nothing before dst or past rows * dst_ld is touched
-    // (dst against a guard page at either end, src at the other).
+    // regular and the non-temporal kernel (and on an AVX-512 CPU with
+    // AVX512_VBMI the 1-byte ones generated without it): every element
+    // equals the reference's, and nothing before dst or past rows * dst_ld
+    // is touched (dst against a guard page at either end, src at the
+    // other).
     auto &g = rng();
     int fails = 0, gap_calls = 0;
+    std::vector<std::pair<int, const si::transpose_kernel *>> ks;
     for (uint8_t most : { 0, 5, 6, 7, 8 })
         for (int w : elem_sizes)
-            for (uint8_t nt : { 0, 1 }) {
-                const si::transpose_kernel *k = si::get_transpose_kernel(
-                        { kisa(), uint8_t(w), nt, most });
-                ASSERT_NE(k, nullptr);
-                const int v = isa_vlen(kisa()) / w;
-                for (int64_t pitch : { 3, 4, 5, 8 })
-                    for (int64_t c = 1; c <= pitch; ++c)
-                        for (uint64_t r : extents(v, false)) {
-                            si::transpose_call_args a {};
-                            a.rows = r;
-                            a.cols = static_cast<uint64_t>(c);
-                            a.src_ld = static_cast<int64_t>(r) * w + 2 * w;
-                            a.dst_ld = pitch * w;
-                            a.dst_gaps = 1;
-                            gap_calls += si::transpose_packs_gaps(k->key(), c,
-                                                                  pitch);
-                            const size_t sb = src_bytes(a, w);
-                            const size_t db = static_cast<size_t>(
-                                    static_cast<int64_t>(r) * a.dst_ld);
-                            guarded_mem ms(sb), md(db);
-                            ASSERT_TRUE(ms.ok() && md.ok());
-                            for (int place = 0; place < 2; ++place) {
-                                uint8_t *src =
-                                        place ? ms.at_begin() : ms.at_end(sb);
-                                uint8_t *dst =
-                                        place ? md.at_end(db) : md.at_begin();
-                                fill_bytes(src, sb, g);
-                                fill_bytes(dst, db, g);
-                                std::vector<uint8_t> want(dst, dst + db);
-                                a.src = src;
-                                a.dst = want.data();
-                                si::ref_transpose(a, w);
-                                a.dst = dst;
-                                k->fn()(&a);
-                                // The elements only: the gaps are free.
-                                ::testing::AssertionResult res =
-                                        ::testing::AssertionSuccess();
-                                for (uint64_t i = 0; i < r && res; ++i)
-                                    res = same_bytes(
-                                            dst + i * a.dst_ld,
-                                            want.data() + i * a.dst_ld,
-                                            static_cast<size_t>(c * w));
-                                KT_EXPECT(
-                                        fails, res,
-                                        case_str(*k, a) + " dst_gaps"
-                                                + (place ? " (dst at end)"
-                                                         : " (dst at begin)"));
-                            }
-                        }
-            }
-    // The packed gap calls ran on every element size.
+            for (uint8_t nt : { 0, 1 })
+                ks.emplace_back(w, si::get_transpose_kernel(
+                                           { kisa(), uint8_t(w), nt, most }));
+    const std::vector<std::shared_ptr<const si::transpose_kernel>> no_vbmi =
+            byte_kernels_without_vbmi(kisa());
+    for (const auto &k : no_vbmi)
+        ks.emplace_back(1, k.get());
+    for (const auto &[w, k] : ks) {
+        ASSERT_NE(k, nullptr);
+        const int v = isa_vlen(kisa()) / w;
+        for (int64_t pitch : { 3, 4, 5, 8 })
+            for (int64_t c = 1; c <= pitch; ++c)
+                for (uint64_t r : extents(v, false)) {
+                    si::transpose_call_args a {};
+                    a.rows = r;
+                    a.cols = static_cast<uint64_t>(c);
+                    a.src_ld = static_cast<int64_t>(r) * w + 2 * w;
+                    a.dst_ld = pitch * w;
+                    a.dst_gaps = 1;
+                    gap_calls += si::transpose_packs_gaps(k->key(), c, pitch);
+                    const size_t sb = src_bytes(a, w);
+                    const size_t db = static_cast<size_t>(
+                            static_cast<int64_t>(r) * a.dst_ld);
+                    guarded_mem ms(sb), md(db);
+                    ASSERT_TRUE(ms.ok() && md.ok());
+                    for (int place = 0; place < 2; ++place) {
+                        uint8_t *src = place ? ms.at_begin() : ms.at_end(sb);
+                        uint8_t *dst = place ? md.at_end(db) : md.at_begin();
+                        fill_bytes(src, sb, g);
+                        fill_bytes(dst, db, g);
+                        std::vector<uint8_t> want(dst, dst + db);
+                        a.src = src;
+                        a.dst = want.data();
+                        si::ref_transpose(a, w);
+                        a.dst = dst;
+                        k->fn()(&a);
+                        // The elements only: the gaps are free.
+                        ::testing::AssertionResult res =
+                                ::testing::AssertionSuccess();
+                        for (uint64_t i = 0; i < r && res; ++i)
+                            res = same_bytes(dst + i * a.dst_ld,
+                                             want.data() + i * a.dst_ld,
+                                             static_cast<size_t>(c * w));
+                        KT_EXPECT(fails, res,
+                                  case_str(*k, a) + " dst_gaps"
+                                          + vbmi_str(no_vbmi, k)
+                                          + (place ? " (dst at end)"
+                                                   : " (dst at begin)"));
+                    }
+                }
+    }
+    // Some calls were packed gap calls.
     EXPECT_GT(gap_calls, 0);
 }
 
