@@ -1955,18 +1955,22 @@ private:
         mov(cnt, arg(rows ? offsetof(transpose_call_args, cols)
                           : offsetof(transpose_call_args, rows)));
         packed_prefetch_step(cnt, V);
-        const auto loop = [&](bool nt) {
-            Label l_loop, l_end;
-            L(l_loop);
-            cmp(cnt, V);
-            jb(l_end, T_NEAR);
-            next_prefetch();
+        // One block at reg_sblk_ / reg_dblk_.
+        const auto block = [&](bool nt) {
             if (rows)
                 packed_block(R, true, reg_sblk_, reg_sblk_, reg_dblk_, reg_dld_,
                              nt);
             else
                 packed_block(R, false, reg_sblk_, reg_ld_, reg_dblk_, reg_dblk_,
                              nt, P);
+        };
+        const auto loop = [&](bool nt) {
+            Label l_loop, l_end;
+            L(l_loop);
+            cmp(cnt, V);
+            jb(l_end, T_NEAR);
+            next_prefetch();
+            block(nt);
             add(reg_sblk_, rows ? R * vlen : vlen);
             add(reg_dblk_, rows ? vlen : P * vlen);
             sub(cnt, V);
@@ -2004,12 +2008,7 @@ private:
         sub(reg_sblk_, reg_tmp2_);
         imul(reg_tmp2_, reg_tmp_, rows ? w_ : P * w_);
         sub(reg_dblk_, reg_tmp2_);
-        if (rows)
-            packed_block(R, true, reg_sblk_, reg_sblk_, reg_dblk_, reg_dld_,
-                         false);
-        else
-            packed_block(R, false, reg_sblk_, reg_ld_, reg_dblk_, reg_dblk_,
-                         false, P);
+        block(false);
         jmp(l_done, T_NEAR);
         L(l_stack);
         const Reg64 sin = r12, sout = r13, n = r14, step = r15;

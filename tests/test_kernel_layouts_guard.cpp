@@ -722,10 +722,10 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
     // bit for bit against the reference.
     auto &g = rng();
     int fails = 0;
-    int runs = 0, streams = 0;
+    int runs = 0, streams = 0, groups = 0;
     for (int w : { 1, 2, 4, 8 })
         for (int64_t c : { 2, 3, 5, 7 })
-            for (int shape = 0; shape < 3; ++shape) {
+            for (int shape = 0; shape < 4; ++shape) {
                 if (c * w >= 32)
                     continue;
                 dims_t d;
@@ -739,18 +739,29 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
                     for (int op = 0; op < 4; ++op)
                         st[op] = perm_strides(d, { 0, 2, 3, 1 }, pad);
                     st[shape == 0 ? 0 : 2] = perm_strides(d, { 0, 1, 2, 3 });
-                } else {
+                } else if (shape == 2) {
                     // Rows padded by 1 but src_0's, whose every dim is
                     // reversed.
                     d = { 4 + c, 6, c };
                     for (int op = 0; op < 4; ++op)
                         st[op] = perm_strides(d, { 0, 1, 2 }, 1);
                     st[1] = perm_strides(d, { 2, 1, 0 });
+                } else {
+                    // [A, B, c]: rows of c padded by 1 along B, A's rows
+                    // 2 more apart; src_0 stored [c, A, B], whose tile dim
+                    // B continues into A: groups of rows that lie c + 1
+                    // apart within each group (a stream where c + 1 is 4
+                    // or 8).
+                    d = { 5, 7, c };
+                    for (int op = 0; op < 4; ++op)
+                        st[op] = { 7 * (c + 1) + 2, c + 1, 1 };
+                    st[1] = { 7, 1, 35 };
                 }
                 // The rows' pitch in the operands read as they are (row
-                // groups: N's stride, within a group).
-                const int64_t pitch =
-                        shape < 2 ? c + (shape == 1 ? 3 : 1) : st[0][0];
+                // groups: the tile dim's stride, within a group).
+                const int64_t pitch = shape < 2    ? c + (shape == 1 ? 3 : 1)
+                                      : shape == 2 ? st[0][0]
+                                                   : c + 1;
                 const si::select_nd p = full_nd(d, st, w);
                 const si::select_plan plan = si::plan_select(p, 0);
                 const std::string desc = nd_str(p);
@@ -780,6 +791,7 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
                               desc);
                     ++runs;
                     streams += stream;
+                    groups += shape == 3 && stream;
                 }
                 run_guarded_1_to_3(fails, p, plan, desc, g);
                 if (fails >= 6)
@@ -788,6 +800,7 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
     if (jit()) {
         EXPECT_GT(runs, 30);
         EXPECT_GE(streams, 4);
+        EXPECT_GE(groups, 2); // row groups streamed
     }
 }
 

@@ -65,30 +65,40 @@ size_t dst_bytes(const si::transpose_call_args &a, int w) {
     return static_cast<size_t>((a.rows - 1) * a.dst_ld + a.cols * w);
 }
 
-/// On an AVX-512 CPU with AVX512_VBMI: the 1-byte kernels generated
-/// without it (si::scoped_no_vbmi), of the regular and the non-temporal
-/// kind, with the packed limits of the tests below; elsewhere none.
-std::vector<std::shared_ptr<const si::transpose_kernel>>
-byte_kernels_without_vbmi(si::kernel_isa isa) {
-    std::vector<std::shared_ptr<const si::transpose_kernel>> v;
-    if (isa != si::kernel_isa::avx512_core || !si::cpu_has_avx512_vbmi())
-        return v;
-    const si::scoped_no_vbmi no_vbmi;
-    for (uint8_t most : { 0, 5, 6, 7, 8 })
-        for (uint8_t nt : { 0, 1 })
-            v.push_back(si::create_jit_transpose_kernel({ isa, 1, nt, most }));
-    return v;
-}
+/// The packed tests' kernels: every element size, regular and
+/// non-temporal, packed lines 0 (none), 5 to 8 (the dispatcher's picks on
+/// the CPUs measured, and the largest); on an AVX-512 CPU with
+/// AVX512_VBMI also the 1-byte ones generated without it
+/// (si::scoped_no_vbmi: the byte passes), owned here.
+struct packed_kernels {
+    std::vector<std::shared_ptr<const si::transpose_kernel>> no_vbmi;
+    std::vector<std::pair<int, const si::transpose_kernel *>> all;
 
-/// " (no VBMI)" where `k` is one of `v`.
-std::string
-vbmi_str(const std::vector<std::shared_ptr<const si::transpose_kernel>> &v,
-         const si::transpose_kernel *k) {
-    for (const auto &p : v)
-        if (p.get() == k)
-            return " (no VBMI)";
-    return "";
-}
+    explicit packed_kernels(si::kernel_isa isa) {
+        const uint8_t limits[] = { 0, 5, 6, 7, 8 };
+        for (uint8_t most : limits)
+            for (int w : elem_sizes)
+                for (uint8_t nt : { 0, 1 })
+                    all.emplace_back(w, si::get_transpose_kernel(
+                                                { isa, uint8_t(w), nt, most }));
+        if (isa != si::kernel_isa::avx512_core || !si::cpu_has_avx512_vbmi())
+            return;
+        const si::scoped_no_vbmi hide;
+        for (uint8_t most : limits)
+            for (uint8_t nt : { 0, 1 }) {
+                no_vbmi.push_back(
+                        si::create_jit_transpose_kernel({ isa, 1, nt, most }));
+                all.emplace_back(1, no_vbmi.back().get());
+            }
+    }
+    /// " (no VBMI)" for those generated without it.
+    std::string vbmi_str(const si::transpose_kernel *k) const {
+        for (const auto &p : no_vbmi)
+            if (p.get() == k)
+                return " (no VBMI)";
+        return "";
+    }
+};
 
 std::string case_str(const si::transpose_kernel &k,
                      const si::transpose_call_args &a) {
@@ -286,17 +296,8 @@ TEST_P(kernel_transpose, PackedFewLinesBitExactAgainstGuards) {
     // also as generated without it (byte passes).
     auto &g = rng();
     int fails = 0;
-    std::vector<std::pair<int, const si::transpose_kernel *>> ks;
-    for (uint8_t most : { 0, 5, 6, 7, 8 })
-        for (int w : elem_sizes)
-            for (uint8_t nt : { 0, 1 })
-                ks.emplace_back(w, si::get_transpose_kernel(
-                                           { kisa(), uint8_t(w), nt, most }));
-    const std::vector<std::shared_ptr<const si::transpose_kernel>> no_vbmi =
-            byte_kernels_without_vbmi(kisa());
-    for (const auto &k : no_vbmi)
-        ks.emplace_back(1, k.get());
-    for (const auto &[w, k] : ks) {
+    const packed_kernels pk(kisa());
+    for (const auto &[w, k] : pk.all) {
         ASSERT_NE(k, nullptr);
         const uint64_t v = uint64_t(isa_vlen(kisa()) / w);
         for (int few_rows = 0; few_rows < 2; ++few_rows)
@@ -316,7 +317,7 @@ TEST_P(kernel_transpose, PackedFewLinesBitExactAgainstGuards) {
                         a.src_ld = few_rows ? static_cast<int64_t>(n * w) : o;
                         a.dst_ld = few_rows ? o : static_cast<int64_t>(n * w);
                         KT_EXPECT(fails, run_guarded(*k, w, a, g),
-                                  case_str(*k, a) + vbmi_str(no_vbmi, k));
+                                  case_str(*k, a) + pk.vbmi_str(k));
                     }
     }
 }
@@ -335,17 +336,8 @@ TEST_P(kernel_transpose, PaddedRowsWithGapsBitExactAgainstGuards) {
     // other).
     auto &g = rng();
     int fails = 0, gap_calls = 0;
-    std::vector<std::pair<int, const si::transpose_kernel *>> ks;
-    for (uint8_t most : { 0, 5, 6, 7, 8 })
-        for (int w : elem_sizes)
-            for (uint8_t nt : { 0, 1 })
-                ks.emplace_back(w, si::get_transpose_kernel(
-                                           { kisa(), uint8_t(w), nt, most }));
-    const std::vector<std::shared_ptr<const si::transpose_kernel>> no_vbmi =
-            byte_kernels_without_vbmi(kisa());
-    for (const auto &k : no_vbmi)
-        ks.emplace_back(1, k.get());
-    for (const auto &[w, k] : ks) {
+    const packed_kernels pk(kisa());
+    for (const auto &[w, k] : pk.all) {
         ASSERT_NE(k, nullptr);
         const int v = isa_vlen(kisa()) / w;
         for (int64_t pitch : { 3, 4, 5, 8 })
@@ -382,8 +374,7 @@ TEST_P(kernel_transpose, PaddedRowsWithGapsBitExactAgainstGuards) {
                                              want.data() + i * a.dst_ld,
                                              static_cast<size_t>(c * w));
                         KT_EXPECT(fails, res,
-                                  case_str(*k, a) + " dst_gaps"
-                                          + vbmi_str(no_vbmi, k)
+                                  case_str(*k, a) + " dst_gaps" + pk.vbmi_str(k)
                                           + (place ? " (dst at end)"
                                                    : " (dst at begin)"));
                     }
