@@ -1699,9 +1699,23 @@ private:
                 }
                 put(mb, 0, mask);
                 const Vmm v = first ? acc : t;
+                if (collect_) {
+                    // hoist_constants: note them, emit nothing.
+                    collected_idx_.push_back(ib);
+                    if (!first)
+                        collected_mask_.push_back(mb);
+                    first = false;
+                    continue;
+                }
                 if constexpr (is_avx512) {
                     const Zmm z(v.getIdx());
-                    vload(z, ptr[rip + constant(ib)]);
+                    // The index from its hoisted register, else loaded.
+                    const int hz = hoisted(hoisted_idx_, ib);
+                    if (hz < 0)
+                        vload(z, ptr[rip + constant(ib)]);
+                    else if (kb >= 0)
+                        vmovdqa64(z, Zmm(hz));
+                    const Zmm ix = hz < 0 ? z : Zmm(hz);
                     if (kb >= 0 && vbytes)
                         vpermi2b(z, Zmm(ka), Zmm(kb));
                     else if (kb >= 0 && words)
@@ -1709,19 +1723,22 @@ private:
                     else if (kb >= 0)
                         vpermi2d(z, Zmm(ka), Zmm(kb));
                     else if (vbytes)
-                        vpermb(z, z, Zmm(ka));
+                        vpermb(z, ix, Zmm(ka));
                     else if (words)
-                        vpermw(z, z, Zmm(ka));
+                        vpermw(z, ix, Zmm(ka));
                     else
-                        vpermd(z, z, Zmm(ka));
+                        vpermd(z, ix, Zmm(ka));
                     if (!first) {
-                        kmovq(km, ptr[rip + constant(mb)]);
+                        const int hk = hoisted(hoisted_mask_, mb);
+                        if (hk < 0)
+                            kmovq(km, ptr[rip + constant(mb)]);
+                        const Opmask m = hk < 0 ? km : Opmask(hk);
                         if (vbytes)
-                            vmovdqu8(Zmm(acc.getIdx()) | km, z);
+                            vmovdqu8(Zmm(acc.getIdx()) | m, z);
                         else if (words)
-                            vmovdqu16(Zmm(acc.getIdx()) | km, z);
+                            vmovdqu16(Zmm(acc.getIdx()) | m, z);
                         else
-                            vmovdqu32(Zmm(acc.getIdx()) | km, z);
+                            vmovdqu32(Zmm(acc.getIdx()) | m, z);
                     }
                 } else {
                     vload(idx, ptr[rip + constant(ib)]);
@@ -1734,7 +1751,9 @@ private:
             }
             return;
         }
-        // Byte passes.
+        // Byte passes (nothing to hoist).
+        if (collect_)
+            return;
         const int nlanes = vlen / lane_bytes;
         bool first = true;
         for (int k : order) {
@@ -1887,6 +1906,60 @@ private:
         }
     }
 
+    // Output o's elements in a packed block of R lines (below; P: its
+    // columns' dst rows).
+    std::vector<src_elem> packed_src(int R, bool rows, int P, int o) const {
+        const int V = vlen / w_;
+        std::vector<src_elem> src(static_cast<size_t>(V));
+        for (int e = 0; e < V; ++e) {
+            // rows: out row o, column e <- flat element e * R + o;
+            // columns: flat element o * V + e <- line f % P, row f / P (a
+            // gap past line R).
+            const int f = rows ? e * R + o : o * V + e;
+            src[e] = rows        ? src_elem { f / V, f % V }
+                     : f % P < R ? src_elem { f % P, f / P }
+                                 : src_elem { -1, 0 };
+        }
+        return src;
+    }
+
+    // The register holding constant `bytes` (hoist_constants), or -1.
+    static int
+    hoisted(const std::vector<std::pair<std::vector<uint8_t>, int>> &h,
+            const std::vector<uint8_t> &bytes) {
+        for (const auto &[b, r] : h)
+            if (b == bytes)
+                return r;
+        return -1;
+    }
+
+    // AVX-512: the permute indices and merge masks of a packed call's
+    // block loaded once, before its loop, into the registers the block
+    // leaves free (zmm11 .. zmm31, k4 .. k7), as many as fit, where the
+    // block loaded each from memory for every output. Forgotten at
+    // packed_call's end.
+    void hoist_constants(int R, bool rows, int P) {
+        if (!is_avx512 || (rows && byte_passes()))
+            return;
+        collect_ = true;
+        for (int o = 0; o < (rows ? R : P); ++o)
+            permuted(packed_src(R, rows, P, o), Vmm(8));
+        collect_ = false;
+        int z = 11, k = 4;
+        for (const auto &b : collected_idx_)
+            if (z < 32 && hoisted(hoisted_idx_, b) < 0) {
+                vload(Vmm(z), ptr[rip + constant(b)]);
+                hoisted_idx_.emplace_back(b, z++);
+            }
+        for (const auto &b : collected_mask_)
+            if (k < 8 && hoisted(hoisted_mask_, b) < 0) {
+                kmovq(Opmask(k), ptr[rip + constant(b)]);
+                hoisted_mask_.emplace_back(b, k++);
+            }
+        collected_idx_.clear();
+        collected_mask_.clear();
+    }
+
     // The packed block of R lines: in vectors 0 .. R - 1 loaded (from
     // `in`, a vector apart, or from line pointers `istride` apart), out
     // vectors stored (to `out`, `ostride` apart, or a vector apart).
@@ -1897,7 +1970,6 @@ private:
     void packed_block(int R, bool rows, const Reg64 &in, const Reg64 &istride,
                       const Reg64 &out, const Reg64 &ostride, bool nt,
                       int P = 0) {
-        const int V = vlen / w_;
         if (P == 0)
             P = R;
         if (rows) {
@@ -1918,17 +1990,7 @@ private:
             return;
         }
         for (int o = 0; o < P; ++o) {
-            std::vector<src_elem> src(static_cast<size_t>(V));
-            for (int e = 0; e < V; ++e) {
-                // rows: out row o, column e <- flat element e * R + o;
-                // columns: flat element o * V + e <- line f % P, row f / P
-                // (a gap past line R).
-                const int f = rows ? e * R + o : o * V + e;
-                src[e] = rows        ? src_elem { f / V, f % V }
-                         : f % P < R ? src_elem { f % P, f / P }
-                                     : src_elem { -1, 0 };
-            }
-            permuted(src, Vmm(8));
+            permuted(packed_src(R, rows, P, o), Vmm(8));
             if (rows) {
                 vstore(ptr[reg_q_], Vmm(8), nt);
                 if (o + 1 < R)
@@ -1952,6 +2014,7 @@ private:
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         const int V = vlen / w_;
         const Reg64 cnt = reg_r0_;
+        hoist_constants(R, rows, P);
         mov(cnt, arg(rows ? offsetof(transpose_call_args, cols)
                           : offsetof(transpose_call_args, rows)));
         packed_prefetch_step(cnt, V);
@@ -2043,6 +2106,8 @@ private:
             copy_bytes(reg_dblk_, sout, n);
         }
         jmp(l_done, T_NEAR);
+        hoisted_idx_.clear();
+        hoisted_mask_.clear();
     }
 
     // The linear prefetch (pf_next) spread over the packed blocks:
@@ -2316,6 +2381,12 @@ private:
     const int g_;
     // AVX512_VBMI: permuted() moves 1-byte elements by vpermi2b.
     const bool vbmi_;
+    // hoist_constants: permuted() notes its constants (collect_), and the
+    // registers that hold them for the packed call being emitted.
+    bool collect_ = false;
+    std::vector<std::vector<uint8_t>> collected_idx_, collected_mask_;
+    std::vector<std::pair<std::vector<uint8_t>, int>> hoisted_idx_,
+            hoisted_mask_;
     std::vector<std::vector<uint8_t>> consts_;
     std::vector<std::unique_ptr<Label>> const_labels_;
     transpose_kernel_fn fn_ = nullptr;
