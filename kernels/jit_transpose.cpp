@@ -2146,11 +2146,17 @@ private:
     }
 
     // Enters a packed call where the call is one (falls through where not).
-    // Padded rows (dst_gaps, dst_ld = P * w for P = 4 or 8): the regular
-    // kernel only, whose calls write a scratch.
+    // Padded rows (dst_gaps, dst_ld = P * w): the calls of R columns into
+    // rows P apart that transpose_packs_gaps names for this kernel.
     void packed_dispatch(const Label &l_done) {
         std::vector<Label> l_rows(packed_max + 1), l_cols(packed_max + 1);
-        std::vector<Label> l_gap4(packed_max + 1), l_gap8(packed_max + 1);
+        // l_gap[P][R]: R columns into rows P apart.
+        std::vector<std::vector<Label>> l_gap(packed_max + 1);
+        for (auto &v : l_gap)
+            v.resize(packed_max + 1);
+        const auto gaps = [&](int R, int P) {
+            return transpose_packs_gaps(key_, R, P);
+        };
         Label l_try_cols, l_try_gaps, l_none;
         packed_branch(offsetof(transpose_call_args, rows), reg_ld_, pk_rows_,
                       l_rows, l_try_cols);
@@ -2158,22 +2164,24 @@ private:
         packed_branch(offsetof(transpose_call_args, cols), reg_dld_, pk_cols_,
                       l_cols, l_try_gaps);
         L(l_try_gaps);
-        const int gap_pitches[2] = { 4, 8 };
-        if (!nt_ && pk_cols_ >= 2) {
+        bool any_gaps = false;
+        for (int P = 2; P <= packed_max; ++P)
+            for (int R = 2; R < P; ++R)
+                any_gaps = any_gaps || gaps(R, P);
+        if (any_gaps) {
             cmp(qword[reg_param_ + offsetof(transpose_call_args, dst_gaps)], 0);
             je(l_none, T_NEAR);
             mov(reg_tmp_,
                 ptr[reg_param_ + offsetof(transpose_call_args, cols)]);
-            cmp(reg_tmp_, 2);
-            jb(l_none, T_NEAR);
-            for (int P : gap_pitches) {
+            for (int P = 2; P <= packed_max; ++P) {
                 Label l_next;
                 cmp(reg_dld_, P * w_);
                 jne(l_next, T_NEAR);
-                for (int R = 2; R < P && R <= pk_cols_; ++R) {
-                    cmp(reg_tmp_, R);
-                    je(P == 4 ? l_gap4[R] : l_gap8[R], T_NEAR);
-                }
+                for (int R = 2; R < P; ++R)
+                    if (gaps(R, P)) {
+                        cmp(reg_tmp_, R);
+                        je(l_gap[P][R], T_NEAR);
+                    }
                 jmp(l_none, T_NEAR);
                 L(l_next);
             }
@@ -2187,11 +2195,12 @@ private:
             L(l_cols[R]);
             packed_call(R, false, l_done);
         }
-        for (int P : gap_pitches)
-            for (int R = 2; !nt_ && R < P && R <= pk_cols_; ++R) {
-                L(P == 4 ? l_gap4[R] : l_gap8[R]);
-                packed_call(R, false, l_done, P);
-            }
+        for (int P = 2; P <= packed_max; ++P)
+            for (int R = 2; R < P; ++R)
+                if (gaps(R, P)) {
+                    L(l_gap[P][R]);
+                    packed_call(R, false, l_done, P);
+                }
         L(l_none);
     }
 
