@@ -10,8 +10,10 @@
 #      before each failure;
 #   2. the layout suite at 1 thread (default shapes): l1.json;
 #   3. the layout suite at every core beyond the caches
-#      (--sg_layout_scale=8): lN.json;
-#   4. one seed of the layout survey at 1 thread: survey.txt.
+#      (--sg_layout_scale=8), L20 and up first (the cases added last), then
+#      L1-L19: lN_hi.json, lN_lo.json;
+#   4. one seed of the layout survey at 1 thread, where 30 s are left:
+#      survey.txt.
 #
 #   benchmarks/run_packed.sh [SECONDS]
 set -uo pipefail
@@ -35,7 +37,7 @@ cap() {
 log() { echo "[$(($(date +%s) - start))s] $*" | tee -a "$out/summary.txt"; }
 { lscpu; free -g; } > "$res/lscpu.txt" 2>&1
 
-t=$(cap 150)
+t=$(cap 100)
 shards=$((all / 2 > 1 ? all / 2 : 1))
 for ((i = 0; i < shards; ++i)); do
     OMP_NUM_THREADS=2 GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
@@ -59,16 +61,21 @@ grep -h -B30 '^\[  FAILED' "$res"/t_*.log | head -c 200000 > "$out/test_failures
 log tests
 bench="$ld ./selgraph_bench --sg_reps=3 --sg_min_time=0.04 --benchmark_out_format=json"
 impls="selgraph_avx512|dense_avx512|selgraph_avx2|dense_avx2|reorder_onednn"
-OMP_NUM_THREADS=1 timeout "$(cap 170)" $bench \
+OMP_NUM_THREADS=1 timeout "$(cap 190)" $bench \
     --benchmark_filter="^L[0-9]+/[a-z0-9]+/t1/($impls|loop_nd)/" \
     --benchmark_out="$res/l1.json" > "$res/l1.txt" 2>&1
 log "layouts at 1 thread: rc $?"
-OMP_NUM_THREADS=$all timeout "$(cap 200)" $bench --sg_layout_scale=8 \
-    --benchmark_filter="^L[0-9]+/[a-z0-9]+/t$all/($impls)/" \
-    --benchmark_out="$res/l$all.json" > "$res/l$all.txt" 2>&1
-log "layouts at $all threads from DRAM: rc $?"
-OMP_NUM_THREADS=1 timeout "$(cap 60)" $ld ./selgraph_layout_survey \
-    --cases 40 --seed 1 > "$res/survey.txt" 2>&1
-log "survey: rc $?"
+for part in hi lo; do
+    [ $part = hi ] && cases='2[0-9]' || cases='[1-9]|1[0-9]'
+    OMP_NUM_THREADS=$all timeout "$(cap 150)" $bench --sg_layout_scale=8 \
+        --benchmark_filter="^L($cases)/[a-z0-9]+/t$all/($impls)/" \
+        --benchmark_out="$res/l${all}_$part.json" > "$res/l${all}_$part.txt" 2>&1
+    log "layouts L$cases at $all threads from DRAM: rc $?"
+done
+if [ "$(left)" -ge 30 ]; then
+    OMP_NUM_THREADS=1 timeout "$(cap 60)" $ld ./selgraph_layout_survey \
+        --cases 40 --seed 1 > "$res/survey.txt" 2>&1
+    log "survey: rc $?"
+fi
 log "done, $(left) s left"
 tar czf "$out/results.tar.gz" -C "$res" . && rm -rf "$res"
