@@ -1,6 +1,9 @@
 #include "dispatch.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <utility>
 #include "broadcast.hpp"
 #include "cpu_isa.hpp"
@@ -193,8 +196,87 @@ cpu_tuning tuning_of(cpu_kind k) {
     return t;
 }
 
+namespace {
+struct tuning_rule {
+    const char *name;
+    bool cpu_tuning::*field;
+};
+constexpr tuning_rule tuning_rules[] = {
+    { "ymm_input_transposes_words", &cpu_tuning::ymm_input_transposes_words },
+    { "ymm_input_transposes_dwords", &cpu_tuning::ymm_input_transposes_dwords },
+    { "ymm_input_transposes_crowded_words",
+      &cpu_tuning::ymm_input_transposes_crowded_words },
+    { "ymm_dst_nt_transposes_four_lines",
+      &cpu_tuning::ymm_dst_nt_transposes_four_lines },
+    { "zmm_byte_carry", &cpu_tuning::zmm_byte_carry },
+    { "split_permutes", &cpu_tuning::split_permutes },
+    { "dt_words", &cpu_tuning::dt_words },
+    { "dt_prefetch_words", &cpu_tuning::dt_prefetch_words },
+    { "dt_prefetch_dwords", &cpu_tuning::dt_prefetch_dwords },
+    { "dt_prefetch_packed", &cpu_tuning::dt_prefetch_packed },
+    { "dst_rows_per_thread", &cpu_tuning::dst_rows_per_thread },
+};
+static_assert(sizeof(cpu_tuning)
+                      == sizeof(tuning_rules) / sizeof(tuning_rules[0])
+                                 * sizeof(bool),
+              "every field of cpu_tuning has its name in tuning_rules");
+} // namespace
+
+bool apply_cpu_tuning(const char *spec, cpu_tuning &t, std::string &why) {
+    const std::string s(spec ? spec : "");
+    cpu_tuning out = t;
+    size_t at = 0;
+    for (int item = 0; at <= s.size(); ++item) {
+        const size_t end = std::min(s.find(',', at), s.size());
+        const std::string v = s.substr(at, end - at);
+        at = end + 1;
+        if (v.empty() && s.empty())
+            break;
+        if (item == 0) {
+            const std::pair<const char *, cpu_kind> kinds[] = {
+                { "intel", cpu_kind::other },   { "other", cpu_kind::other },
+                { "amd", cpu_kind::amd },       { "zen4", cpu_kind::amd_zen4 },
+                { "zen5", cpu_kind::amd_zen5 },
+            };
+            bool kind = false;
+            for (const auto &k : kinds)
+                if (v == k.first) {
+                    out = tuning_of(k.second);
+                    kind = true;
+                }
+            if (kind)
+                continue;
+        }
+        const size_t eq = v.find('=');
+        const std::string name = v.substr(0, eq);
+        const std::string val =
+                eq == std::string::npos ? "1" : v.substr(eq + 1);
+        const tuning_rule *rule = nullptr;
+        for (const tuning_rule &r : tuning_rules)
+            if (name == r.name)
+                rule = &r;
+        if (!rule || (val != "0" && val != "1")) {
+            why = "'" + v + "' is neither a CPU kind (first item: intel, amd, "
+                  + "zen4, zen5) nor a rule set to 0 or 1";
+            return false;
+        }
+        out.*(rule->field) = val == "1";
+    }
+    t = out;
+    return true;
+}
+
 const cpu_tuning &this_cpu_tuning() {
-    static const cpu_tuning t = tuning_of(this_cpu_kind());
+    static const cpu_tuning t = [] {
+        cpu_tuning own = tuning_of(this_cpu_kind());
+        const char *env = std::getenv("SELGRAPH_CPU_TUNING");
+        std::string why;
+        if (env && *env && !apply_cpu_tuning(env, own, why))
+            std::fprintf(stderr,
+                         "selgraph: SELGRAPH_CPU_TUNING=%s ignored: %s\n", env,
+                         why.c_str());
+        return own;
+    }();
     return t;
 }
 

@@ -4,6 +4,7 @@
 #define SELGRAPH_SRC_DISPATCH_HPP
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cpu_isa.hpp"
@@ -17,7 +18,9 @@ namespace impl {
 
 /// The dispatcher's choices that measured differently on different CPUs
 /// (docs/performance.md has each measurement; cpu_kind, cpu_isa.hpp, names
-/// the CPUs). Every other rule holds on every CPU measured.
+/// the CPUs). Every other rule holds on every CPU measured. The benchmarks
+/// time a rule on a CPU it was not measured on through SELGRAPH_CPU_TUNING
+/// (apply_cpu_tuning, below).
 struct cpu_tuning {
     /// transpose_kernel_isa: an AVX-512 plan's inputs of 2 and of 4 bytes
     /// whose tiles never stream are transposed by the AVX2 kernels.
@@ -60,7 +63,19 @@ struct cpu_tuning {
 /// measured) but where a CPU of that kind measured otherwise.
 cpu_tuning tuning_of(cpu_kind k);
 
-/// tuning_of(this_cpu_kind()).
+/// Applies `spec`, a comma-separated list, to `t`: a first item naming a
+/// CPU kind replaces `t` by that kind's tuning (`intel` or `other`, `amd`,
+/// `zen4`, `zen5`); every other item sets one rule, by its field's name in
+/// cpu_tuning: `name` or `name=1` takes it, `name=0` drops it. So a rule
+/// measured on one CPU can be timed on another in the same binary
+/// (SELGRAPH_CPU_TUNING=ymm_input_transposes_dwords), or one CPU's whole
+/// table against this one's (SELGRAPH_CPU_TUNING=zen4). Returns false, `t`
+/// unchanged and `why` naming the item, where an item is none of these.
+bool apply_cpu_tuning(const char *spec, cpu_tuning &t, std::string &why);
+
+/// tuning_of(this_cpu_kind()), with SELGRAPH_CPU_TUNING applied where it is
+/// set (read once, at the first plan). A value apply_cpu_tuning rejects is
+/// reported on stderr once and ignored: the CPU's own tuning applies.
 const cpu_tuning &this_cpu_tuning();
 
 /// What one execute ran: the row kernel (null: the reference kernel) and

@@ -1068,6 +1068,79 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
     }
 }
 
+namespace {
+// Every field of a cpu_tuning, in order, as 0 or 1.
+std::string tuning_bits(const si::cpu_tuning &t) {
+    const bool f[] = { t.ymm_input_transposes_words,
+                       t.ymm_input_transposes_dwords,
+                       t.ymm_input_transposes_crowded_words,
+                       t.ymm_dst_nt_transposes_four_lines,
+                       t.zmm_byte_carry,
+                       t.split_permutes,
+                       t.dt_words,
+                       t.dt_prefetch_words,
+                       t.dt_prefetch_dwords,
+                       t.dt_prefetch_packed,
+                       t.dst_rows_per_thread };
+    static_assert(sizeof(f) == sizeof(si::cpu_tuning),
+                  "tuning_bits lists every field of cpu_tuning");
+    std::string s;
+    for (bool b : f)
+        s += b ? '1' : '0';
+    return s;
+}
+} // namespace
+
+TEST(kernel_layouts_tiles, CpuTuningOverride) {
+    // SELGRAPH_CPU_TUNING's grammar: a kind's table first, then rules set
+    // one by one; anything else rejected whole, naming the item.
+    using C = si::cpu_kind;
+    std::string why;
+    si::cpu_tuning t = si::tuning_of(C::other);
+    ASSERT_TRUE(si::apply_cpu_tuning("zen4", t, why)) << why;
+    EXPECT_EQ(tuning_bits(t), tuning_bits(si::tuning_of(C::amd_zen4)));
+    ASSERT_TRUE(si::apply_cpu_tuning("intel", t, why)) << why;
+    EXPECT_EQ(tuning_bits(t), tuning_bits(si::tuning_of(C::other)));
+    ASSERT_TRUE(si::apply_cpu_tuning("amd", t, why)) << why;
+    EXPECT_EQ(tuning_bits(t), tuning_bits(si::tuning_of(C::amd)));
+
+    // One rule on Intel's table: only that field moves.
+    t = si::tuning_of(C::other);
+    ASSERT_TRUE(si::apply_cpu_tuning("ymm_input_transposes_dwords", t, why))
+            << why;
+    EXPECT_EQ(tuning_bits(t), "01000000001");
+    // A kind, then rules taken and dropped, the last word on a rule winning.
+    ASSERT_TRUE(si::apply_cpu_tuning(
+            "zen5,dt_words=0,dst_rows_per_thread=1,split_permutes,"
+            "split_permutes=0,dt_prefetch_words=1",
+            t, why))
+            << why;
+    si::cpu_tuning want = si::tuning_of(C::amd_zen5);
+    want.dt_words = false;
+    want.dst_rows_per_thread = true;
+    want.dt_prefetch_words = true;
+    EXPECT_EQ(tuning_bits(t), tuning_bits(want));
+    // Empty: nothing changes.
+    ASSERT_TRUE(si::apply_cpu_tuning("", t, why)) << why;
+    EXPECT_EQ(tuning_bits(t), tuning_bits(want));
+
+    // Rejected, `t` untouched: a kind after the first item, an unknown
+    // rule, a value other than 0 or 1, an empty item.
+    for (const char *bad : { "dt_words,zen4", "dt_word", "dt_words=2",
+                             "zen4,,dt_words", "zen6", "dt_words=" }) {
+        si::cpu_tuning u = si::tuning_of(C::amd_zen4);
+        why.clear();
+        EXPECT_FALSE(si::apply_cpu_tuning(bad, u, why)) << bad;
+        EXPECT_EQ(tuning_bits(u), tuning_bits(si::tuning_of(C::amd_zen4)))
+                << bad;
+        EXPECT_NE(why.find('\''), std::string::npos) << bad << ": " << why;
+    }
+    why.clear();
+    si::cpu_tuning u;
+    EXPECT_FALSE(si::apply_cpu_tuning("zen4,dt_word=1", u, why));
+    EXPECT_NE(why.find("dt_word=1"), std::string::npos) << why;
+}
+
 TEST_P(kernel_layouts, TransposingKernelsOfAPlan) {
     // plan_select names the transposing kernels the rule gives for this
     // CPU: L4's geometry (src_0 channels-last, panels) and a streamed one.
