@@ -46,9 +46,41 @@ def base_name(run_name):
                     if ":" not in p and p != "real_time")
 
 
-def load(path, stat="median"):
+def read_doc(path):
+    """A run's JSON. Where the run was cut short (its process killed while
+    writing, as a device run's time limit does), the context and every
+    benchmark entry written whole, with a note on stderr."""
     with open(path) as f:
-        doc = json.load(f)
+        text = f.read()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    dec = json.JSONDecoder()
+    doc = {"benchmarks": []}
+    at = text.find('"context"')
+    if at >= 0:
+        try:
+            doc["context"], _ = dec.raw_decode(text, text.index("{", at))
+        except (ValueError, json.JSONDecodeError):
+            pass
+    at = text.find('"benchmarks"')
+    pos = text.find("[", at) + 1 if at >= 0 else len(text)
+    while 0 < pos < len(text):
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        try:
+            entry, pos = dec.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            break
+        doc["benchmarks"].append(entry)
+    print(f"{path}: cut short; read its {len(doc['benchmarks'])} whole "
+          "entries", file=sys.stderr)
+    return doc
+
+
+def load(path, stat="median"):
+    doc = read_doc(path)
     med = {}      # name -> benchmark entry (median aggregate)
     errors = {}   # name -> message
     for b in doc.get("benchmarks", []):
