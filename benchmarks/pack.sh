@@ -2,8 +2,8 @@
 # Packs selgraph_bench, selgraph_layout_survey and the unit tests
 # (selgraph_kernel_tests, selgraph_api_tests) to run on a machine without the
 # Debian packages they link (another x86-64 Linux with AVX-512 or AVX2): the
-# binaries, every shared library ldd lists, the dynamic loader, report.py and
-# run_packed.sh, into DIR.
+# binaries, every shared library ldd lists, the dynamic loader, report.py,
+# run_packed.sh and ab_tuning.sh, into DIR.
 #
 #   benchmarks/pack.sh DIR [ARCH]     (ARCH: -march= of the peers, default
 #                                      x86-64-v4, i.e. AVX-512; x86-64-v3
@@ -15,6 +15,9 @@
 #   ./run_packed.sh [SECONDS]         (the tests under every ISA, the layout
 #                                      suite at 1 thread and every core, the
 #                                      survey: run_packed.sh)
+#   ./ab_tuning.sh SPEC [FILTER] [ROUNDS] [SECONDS]
+#                                     (a per-CPU rule timed against the
+#                                      CPU's own tuning: ab_tuning.sh)
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
@@ -48,5 +51,6 @@ done | sort -u | while read -r lib; do
     cp -L "$lib" "$out/lib/"
 done
 cp -L /lib64/ld-linux-x86-64.so.2 "$out/lib/"
-cp "$root/benchmarks/report.py" "$root/benchmarks/run_packed.sh" "$out/"
+cp "$root/benchmarks/report.py" "$root/benchmarks/run_packed.sh" \
+    "$root/benchmarks/ab_tuning.sh" "$out/"
 du -sh "$out"
