@@ -125,5 +125,18 @@ bool add_ok(int64_t a, int64_t b, int64_t &r) {
     return !__builtin_add_overflow(a, b, &r);
 }
 
+std::vector<std::string> comma_items(const std::string &s) {
+    std::vector<std::string> items;
+    if (s.empty())
+        return items;
+    for (size_t at = 0;;) {
+        const size_t end = s.find(',', at);
+        items.push_back(s.substr(at, end - at));
+        if (end == std::string::npos)
+            return items;
+        at = end + 1;
+    }
+}
+
 } // namespace impl
 } // namespace selgraph

@@ -1,5 +1,5 @@
 // Helpers shared by the graph layer: error construction, names of types and
-// shapes for messages, overflow-checked size arithmetic.
+// shapes for messages, overflow-checked size arithmetic, comma lists.
 #ifndef SELGRAPH_SRC_COMMON_HPP
 #define SELGRAPH_SRC_COMMON_HPP
 
@@ -35,6 +35,11 @@ std::string dims2str(const dim *d, int n);
 
 /// Bytes per element; 0 for types without a byte size (undef, s4, u4).
 size_t dtype_size(data_type dt);
+
+/// The items of a comma-separated list, as written (empty items kept);
+/// none for an empty string. For the environment variables that take
+/// lists (SELGRAPH_GRAPH_DUMP, SELGRAPH_CPU_TUNING).
+std::vector<std::string> comma_items(const std::string &s);
 
 /// A dim or stride that means "unknown": unknown_dim or -1.
 inline bool is_unknown_dim(dim d) {

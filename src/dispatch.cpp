@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <utility>
+#include <vector>
 #include "broadcast.hpp"
+#include "common.hpp"
 #include "cpu_isa.hpp"
 #include "kernels/jit_select.hpp"
 
@@ -223,39 +226,30 @@ static_assert(sizeof(cpu_tuning)
 } // namespace
 
 bool apply_cpu_tuning(const char *spec, cpu_tuning &t, std::string &why) {
-    const std::string s(spec ? spec : "");
+    const std::pair<const char *, cpu_kind> kinds[] = {
+        { "intel", cpu_kind::other },   { "other", cpu_kind::other },
+        { "amd", cpu_kind::amd },       { "zen4", cpu_kind::amd_zen4 },
+        { "zen5", cpu_kind::amd_zen5 },
+    };
+    const std::vector<std::string> items = comma_items(spec ? spec : "");
     cpu_tuning out = t;
-    size_t at = 0;
-    for (int item = 0; at <= s.size(); ++item) {
-        const size_t end = std::min(s.find(',', at), s.size());
-        const std::string v = s.substr(at, end - at);
-        at = end + 1;
-        if (v.empty() && s.empty())
-            break;
-        if (item == 0) {
-            const std::pair<const char *, cpu_kind> kinds[] = {
-                { "intel", cpu_kind::other },   { "other", cpu_kind::other },
-                { "amd", cpu_kind::amd },       { "zen4", cpu_kind::amd_zen4 },
-                { "zen5", cpu_kind::amd_zen5 },
-            };
-            bool kind = false;
-            for (const auto &k : kinds)
-                if (v == k.first) {
-                    out = tuning_of(k.second);
-                    kind = true;
-                }
-            if (kind)
-                continue;
+    for (size_t i = 0; i < items.size(); ++i) {
+        const std::string &v = items[i];
+        const auto kind = std::find_if(
+                std::begin(kinds), std::end(kinds),
+                [&](const auto &k) { return i == 0 && v == k.first; });
+        if (kind != std::end(kinds)) {
+            out = tuning_of(kind->second);
+            continue;
         }
         const size_t eq = v.find('=');
         const std::string name = v.substr(0, eq);
         const std::string val =
                 eq == std::string::npos ? "1" : v.substr(eq + 1);
-        const tuning_rule *rule = nullptr;
-        for (const tuning_rule &r : tuning_rules)
-            if (name == r.name)
-                rule = &r;
-        if (!rule || (val != "0" && val != "1")) {
+        const auto rule = std::find_if(
+                std::begin(tuning_rules), std::end(tuning_rules),
+                [&](const tuning_rule &r) { return name == r.name; });
+        if (rule == std::end(tuning_rules) || (val != "0" && val != "1")) {
             why = "'" + v + "' is neither a CPU kind (first item: intel, amd, "
                   + "zen4, zen5) nor a rule set to 0 or 1";
             return false;

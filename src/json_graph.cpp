@@ -565,16 +565,9 @@ bool graph_dump_enabled(const char *what) {
     const char *env = std::getenv("SELGRAPH_GRAPH_DUMP");
     if (!env)
         return false;
-    const std::string s = env, w = what;
-    size_t pos = 0;
-    while (pos <= s.size()) {
-        size_t end = s.find(',', pos);
-        if (end == std::string::npos)
-            end = s.size();
-        if (s.compare(pos, end - pos, w) == 0)
+    for (const std::string &item : comma_items(env))
+        if (item == what)
             return true;
-        pos = end + 1;
-    }
     return false;
 }
 
