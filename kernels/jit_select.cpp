@@ -72,7 +72,9 @@ std::string kernel_name(const kernel_key &k) {
     s += k.cond_scalar ? "_cs" : "_cv";
     if (k.invert_cond)
         s += "n";
-    s += k.src0_scalar ? "_as" : "_av";
+    s += k.src0_scalar ? "_as"
+         : k.src0_step ? "_ax" + std::to_string(k.src0_step)
+                       : "_av";
     s += k.src1_scalar ? "_bs" : "_bv";
     if (k.dst_transposed)
         s += "_dt"
@@ -1120,20 +1122,25 @@ bool row_len_supported(const kernel_key &key) {
 
 std::shared_ptr<const select_kernel>
 create_jit_select_kernel(const kernel_key &key) {
-    const bool key_ok =
-            key.dst_transposed ? dst_transposed_supported(key) && !key.row_pitch
-                                         && !key.row_len
-                               : (key.elem_size == 1 || key.elem_size == 2
-                                  || key.elem_size == 4 || key.elem_size == 8)
-                                         && key.unroll >= 1 && key.unroll <= 4
-                                         && !key.dt_prefetch
-                                         && (!key.row_prefetch || key.nt_stores)
-                                         && ((!key.row_pitch && !key.row_len)
-                                             || row_len_supported(key));
+    bool key_ok = false;
+    if (key.src0_step)
+        key_ok = stepped_supported(key);
+    else if (key.dst_transposed)
+        key_ok =
+                dst_transposed_supported(key) && !key.row_pitch && !key.row_len;
+    else
+        key_ok =
+                (key.elem_size == 1 || key.elem_size == 2 || key.elem_size == 4
+                 || key.elem_size == 8)
+                && key.unroll >= 1 && key.unroll <= 4 && !key.dt_prefetch
+                && (!key.row_prefetch || key.nt_stores)
+                && ((!key.row_pitch && !key.row_len) || row_len_supported(key));
     if (!key_ok)
         fail(status::unimplemented, "Select JIT: no kernel for ",
              kernel_name(key));
     try {
+        if (key.src0_step)
+            return create_jit_select_stepped_kernel(key);
         if (key.dst_transposed)
             return create_jit_select_dt_kernel(key);
         switch (key.isa) {

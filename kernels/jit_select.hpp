@@ -47,6 +47,13 @@ bool dst_transposed_packed_supported(const kernel_key &k);
 std::shared_ptr<const select_kernel>
 create_jit_select_dt_packed_kernel(const kernel_key &key);
 
+/// Whether a kernel reading src_0 with a step exists for `k`
+/// (kernel_key::src0_step), and its generator
+/// (kernels/jit_select_stepped.cpp), for create_jit_select_kernel.
+bool stepped_supported(const kernel_key &k);
+std::shared_ptr<const select_kernel>
+create_jit_select_stepped_kernel(const kernel_key &key);
+
 } // namespace impl
 } // namespace selgraph
 

@@ -156,6 +156,14 @@ struct kernel_key {
     /// or pixels of 3 channels in 6. Regular stores, cond a vector, src_0
     /// a vector. 0: any n.
     uint8_t row_len = 0;
+    /// src_0's elements lie src0_step elements apart along the row (a
+    /// slice with a step, x[..., ::k]); cond and src_1 are scalar along
+    /// it: per row, dst's dense row is src_0's row gathered, or src_1's
+    /// element (kernels/jit_select_stepped.cpp, `_ax<k>` in the name in
+    /// place of `_av`). The staging copy of an input with no stride-1 dim
+    /// runs it (src/dispatch.cpp). Regular stores, unroll 1, nothing else
+    /// of the key set. 0: src_0 contiguous (or scalar).
+    uint8_t src0_step = 0;
 
     bool operator==(const kernel_key &o) const {
         return isa == o.isa && elem_size == o.elem_size
@@ -165,7 +173,7 @@ struct kernel_key {
                && dst_transposed == o.dst_transposed && dt_cols == o.dt_cols
                && dt_rows == o.dt_rows && dt_prefetch == o.dt_prefetch
                && row_prefetch == o.row_prefetch && row_pitch == o.row_pitch
-               && row_len == o.row_len;
+               && row_len == o.row_len && src0_step == o.src0_step;
     }
     bool operator!=(const kernel_key &o) const { return !(*this == o); }
 };
@@ -188,16 +196,17 @@ struct kernel_key_hash {
         v = v * 2 + k.row_prefetch;
         v = v * 128 + k.row_pitch;
         v = v * 128 + k.row_len;
+        v = v * 256 + k.src0_step;
         return static_cast<size_t>(v * 0x9E3779B97F4A7C15ull);
     }
 };
 
-/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s>_b<v|s>_<u<unroll>|dt[<cols>]>[_pf][_g<pitch>][_n<len>][_nt]",
+/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s|x<step>>_b<v|s>_<u<unroll>|dt[<cols>]>[_pf][_g<pitch>][_n<len>][_nt]",
 /// for example avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector,
 /// src_1 scalar; `dt` in place of the unroll: dst transposed (dt3: the
 /// packed kernel for rows of 3 elements; dti3: for tiles of 3 rows,
 /// interleaved); _pf: dt_prefetch, or row_prefetch after an unroll; _g4:
-/// row_pitch 4; _n3: row_len 3.
+/// row_pitch 4; _n3: row_len 3; _ax2: src0_step 2.
 std::string kernel_name(const kernel_key &k);
 
 using select_kernel_fn = void (*)(const select_call_args *);

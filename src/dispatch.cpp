@@ -27,6 +27,8 @@ std::string transposes_str(const select_plan &plan,
         const transpose_kernel *t = i == op_dst ? dst_tr : plan.transpose[i];
         if (t)
             s += std::string("+") + names[i] + ":" + t->name();
+        else if (i < op_dst && plan.gather[i])
+            s += std::string("+") + names[i] + ":" + plan.gather[i]->name();
     }
     return s;
 }
@@ -41,14 +43,77 @@ std::string staged_str(const select_plan &plan) {
     return s;
 }
 
-// Every operand of the fold a vector, a scalar or transposed: the JIT
-// kernels run it (transposed operands reach the row kernel as vectors of a
-// tile).
+// Input `i` of a fold without tiles has a step of 2 to 255 elements along
+// the row: the stepped kernel gathers its rows (select_plan::gather).
+bool gathered_input(const select_folded &f, int i) {
+    const int64_t s = f.strides[i][f.ndims - 1];
+    const int64_t w = operand_bytes(i, f.elem_size);
+    return i < op_dst && f.mode[i] == inner_mode::strided && !f.has_transposed()
+           && s > 0 && s % w == 0 && s / w >= 2 && s / w <= 255;
+}
+
+// Every operand of the fold a vector, a scalar or transposed, or an input
+// gathered: the JIT kernels run it (transposed operands reach the row
+// kernel as vectors of a tile, gathered ones as vectors of a buffer).
 bool fold_jit_able(const select_folded &f) {
     for (int i = 0; i < n_operands; ++i)
-        if (f.mode[i] == inner_mode::strided)
+        if (f.mode[i] == inner_mode::strided && !gathered_input(f, i))
             return false;
     return true;
+}
+
+// `f` as the row kernel of its plan sees it: each gathered input a vector
+// whose rows lie back to back (its buffer).
+select_folded as_gathered(const select_folded &f) {
+    select_folded g = f;
+    const int nd = f.ndims;
+    for (int i = 0; i < op_dst; ++i) {
+        if (!gathered_input(f, i))
+            continue;
+        const int64_t w = operand_bytes(i, f.elem_size);
+        g.mode[i] = inner_mode::vector;
+        int64_t acc = w;
+        for (int d = nd - 1; d >= 0; --d) {
+            g.strides[i][d] = acc;
+            acc *= f.dims[d];
+        }
+    }
+    return g;
+}
+
+// A fold the stepped kernel runs (kernel_key::src0_step): cond and one
+// source scalar along the row, the other source's elements `step` apart
+// along it (2 to 255), dst a vector, nothing transposed and no pieces or
+// groups (a strided source never widens rows: step 6 needs every operand
+// that does not merge to be a vector). `op`: the stepped source.
+bool stepped_fold(const select_folded &f, int &op, int &step) {
+    const int in = f.ndims - 1;
+    if (f.has_transposed() || f.piece || f.group || f.rep > 1
+        || f.mode[op_cond] != inner_mode::scalar
+        || f.mode[op_dst] != inner_mode::vector)
+        return false;
+    for (const int i : { op_src0, op_src1 }) {
+        const int other = i == op_src0 ? op_src1 : op_src0;
+        const int64_t s = f.strides[i][in];
+        if (f.mode[i] == inner_mode::strided
+            && f.mode[other] == inner_mode::scalar && s > 0
+            && s % f.elem_size == 0 && s / f.elem_size >= 2
+            && s / f.elem_size <= 255) {
+            op = i;
+            step = static_cast<int>(s / f.elem_size);
+            return true;
+        }
+    }
+    return false;
+}
+
+// Whether operand `op` of `p` is contiguous (stride 1) along a dim larger
+// than 1.
+bool has_unit_stride(const select_nd &p, int op) {
+    for (int d = 0; d < p.ndims; ++d)
+        if (p.dims[d] > 1 && p.strides[op][d] == 1)
+            return true;
+    return false;
 }
 
 // Element strides of a tensor of `dims`, dense in the memory order of
@@ -71,7 +136,10 @@ void dense_in_order(int ndims, const int64_t *dims,
 
 // The copy of input `op` of `p` into its staging buffer: a Select of a true
 // 0-D cond, the input as src_0 and a 0-D src_1 over the input's own dims
-// (1 where broadcast), into a dst dense in dst's memory order.
+// (1 where broadcast), into a dst dense in dst's memory order; an input
+// with no stride-1 dim (a slice with a step) into a dst dense in its own
+// memory order, so that the copy only gathers its rows (the stepped
+// kernel) and never transposes them.
 select_nd staging_copy(const select_nd &p, int op) {
     select_nd c;
     c.ndims = p.ndims;
@@ -80,7 +148,9 @@ select_nd staging_copy(const select_nd &p, int op) {
         c.dims[d] = p.strides[op][d] == 0 ? 1 : p.dims[d];
         c.strides[op_src0][d] = p.strides[op][d];
     }
-    dense_in_order(p.ndims, c.dims, p.strides[op_dst], c.strides[op_dst]);
+    dense_in_order(p.ndims, c.dims,
+                   has_unit_stride(p, op) ? p.strides[op_dst] : p.strides[op],
+                   c.strides[op_dst]);
     return c;
 }
 
@@ -468,11 +538,40 @@ void set_row_len(const select_folded &f, const transpose_kernel *const *tr,
 select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     select_plan plan;
     plan.folded = fold_select(p);
-    const select_folded &f = plan.folded;
     const kernel_isa isa = max_kernel_isa();
-    if (isa == kernel_isa::ref || !fold_jit_able(f)) {
+    int step_op = op_src0, step = 0;
+    const bool stepped =
+            isa != kernel_isa::ref && stepped_fold(plan.folded, step_op, step);
+    // The kernels are chosen for the fold as the row kernel reads it:
+    // gathered inputs from their buffers.
+    const select_folded f = as_gathered(plan.folded);
+    if (isa == kernel_isa::ref || (!fold_jit_able(plan.folded) && !stepped)) {
         plan.ref = coalesce_select(p);
         plan.cache_hit = true;
+        return plan;
+    }
+    if (stepped) {
+        // One kernel, regular stores: a staging copy's (its plan is made
+        // with no working set), or a Select of a per-row or 0-D cond.
+        kernel_key key {};
+        key.isa = isa;
+        key.elem_size = static_cast<uint8_t>(f.elem_size);
+        key.cond_scalar = 1;
+        key.src1_scalar = 1;
+        key.unroll = 1;
+        key.src0_step = static_cast<uint8_t>(step);
+        // select(c, a, b) == select(!c, b, a): the stepped source in the
+        // src_0 slot.
+        if (step_op == op_src1) {
+            plan.swap = true;
+            key.invert_cond = 1;
+        }
+        bool hit = false;
+        plan.kernel = kernel_cache::global().get_or_create(
+                key, [&] { return create_jit_select_kernel(key); }, &hit);
+        plan.working_set = working_set;
+        plan.isa = isa;
+        plan.cache_hit = hit;
         return plan;
     }
 
@@ -515,6 +614,19 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         return kp;
     };
     plan.kernel = get(key);
+    for (int i = 0; i < op_dst; ++i)
+        if (gathered_input(plan.folded, i)) {
+            // A true cond (the runner's) and its own elements: src_0's slot.
+            kernel_key kg {};
+            kg.isa = isa;
+            kg.elem_size = static_cast<uint8_t>(operand_bytes(i, f.elem_size));
+            kg.cond_scalar = 1;
+            kg.src1_scalar = 1;
+            kg.unroll = 1;
+            kg.src0_step = static_cast<uint8_t>(
+                    plan.folded.strides[i][f.ndims - 1] / kg.elem_size);
+            plan.gather[i] = get(kg);
+        }
     plan.working_set = working_set;
     const nt_policy policy = nt_stores_policy();
     // A transposed dst and nothing else transposed: the kernel that writes
@@ -644,19 +756,24 @@ select_nd staged_problem(const select_nd &p, unsigned mask) {
 unsigned staged_inputs(const select_nd &p) {
     // Inputs whose copy runs a JIT plan: contiguous along a dim larger
     // than 1 (the copy's dst is dense, so its fold transposes the input at
-    // most).
+    // most), or with a step along its fastest dim (the copy, in the
+    // input's own order, gathers its rows).
     unsigned stageable = 0;
     int64_t bytes[op_dst] = {};
     for (int i = 0; i < op_dst; ++i) {
         int64_t elems = 1;
-        bool unit = false;
+        // The smallest stride along a dim larger than 1: 1, or an input
+        // with a step whose copy (in its own order) the stepped kernel
+        // runs (kernel_key::src0_step).
+        int64_t least = 0;
         for (int d = 0; d < p.ndims; ++d)
             if (p.strides[i][d] != 0) {
                 elems *= p.dims[d];
-                unit = unit || (p.dims[d] > 1 && p.strides[i][d] == 1);
+                if (p.dims[d] > 1 && (!least || p.strides[i][d] < least))
+                    least = p.strides[i][d];
             }
         bytes[i] = elems * operand_bytes(i, p.elem_size);
-        if (unit)
+        if (least >= 1 && least <= 255)
             stageable |= 1u << i;
     }
     unsigned best = 0;

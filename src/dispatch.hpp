@@ -111,6 +111,14 @@ struct select_plan {
     /// Per operand (folded order), the transposing kernel of an operand
     /// whose mode is transposed; null otherwise.
     const transpose_kernel *transpose[n_operands] = {};
+    /// Per input, in a fold without tiles, where the input has a step
+    /// along the row (inner_mode::strided, 2 to 255 elements: a slice
+    /// x[..., ::k]): the stepped kernel (kernel_key::src0_step) that gathers
+    /// the rows of each of the row kernel's calls into a buffer of the
+    /// thread, at most gather_chunk_bytes, which the row kernel then reads
+    /// as a vector with rows back to back (src/parallel_execute.cpp); null
+    /// otherwise. The kernels' keys are chosen as for that buffer.
+    kernel_ptr gather[op_dst];
     /// A transposed dst is stored by its transpose (the row kernel writes
     /// the tile's scratch, in cache): that transpose's non-temporal
     /// variant, for large outputs, in place of kernel_nt.
@@ -179,7 +187,8 @@ struct select_plan {
                                               : "ref";
     }
     /// The kernels of the plan: the row kernel and its nt variant joined
-    /// by '|', then each transposing kernel ("+c:", "+a:", "+b:", "+d:"),
+    /// by '|', then each transposing or gathering kernel ("+c:", "+a:",
+    /// "+b:", "+d:"),
     /// dst's nt variant after a '|', the kernels writing a transposed dst
     /// ("+dt:", joined by '|'), then each staged input's copy plan
     /// ("+stage_c[...]", "+stage_a[...]", "+stage_b[...]") (verbose compile
@@ -387,6 +396,14 @@ int transpose_packed_lines(kernel_isa isa, int elem_bytes, bool nt,
 /// The key of the transposing kernel plan_select uses on this CPU for
 /// elements of `elem_bytes` bytes on `isa`, non-temporal where `nt`.
 transpose_key tuned_transpose_key(kernel_isa isa, int elem_bytes, bool nt);
+
+/// The most bytes of one input that one call of the row kernel reads from
+/// its gather buffer (select_plan::gather, on the runner's stack): calls
+/// over more are split, by columns or by rows. The stepped kernel writes
+/// them, and the row kernel reads them back, from L1. On the Zen 4 guest,
+/// layout case L29 (1 thread) ran 1.2-1.5x as fast with 4 KiB as with 16
+/// or 64 KiB, and 1 to 2 KiB as 4 (docs/performance.md).
+constexpr int64_t gather_chunk_bytes = 4096;
 
 /// Source bytes per call of transpose_block (below).
 constexpr int64_t transpose_chunk_bytes = 16 * 1024;

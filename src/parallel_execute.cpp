@@ -55,9 +55,41 @@ struct folded_runner {
     const int64_t *stride[n_operands]; // per folded dim, bytes
     uint64_t pf_rows; // select_call_args::pf_rows (kernel_key::row_prefetch)
     bool nt;          // the kernel stores non-temporally
+    // Per slot, the stepped kernel that gathers the input's rows of each
+    // call into a buffer the row kernel reads (select_plan::gather); null:
+    // the row kernel reads the input itself.
+    select_kernel_fn gather[op_dst];
 
     // Rows [r0, r1), columns [c0, c1).
     void run(int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
+        if (!gather[0] && !gather[1] && !gather[2]) {
+            calls(r0, r1, c0, c1, nullptr, true);
+            return;
+        }
+        // Calls of at most gather_chunk_bytes of each gathered input (by
+        // columns, or by rows where a row holds fewer), their buffers in
+        // L1; one fence after the last.
+        alignas(64) char buf[op_dst * gather_chunk_bytes];
+        const int64_t per = gather_chunk_bytes / f.elem_size;
+        const int64_t cols = c1 - c0;
+        if (cols > per) {
+            for (int64_t r = r0; r < r1; ++r)
+                for (int64_t c = c0; c < c1; c += per)
+                    calls(r, r + 1, c, std::min(c + per, c1), buf, false);
+        } else {
+            const int64_t rows = per / cols;
+            for (int64_t r = r0; r < r1; r += rows)
+                calls(r, std::min(r + rows, r1), c0, c1, buf, false);
+        }
+        if (nt)
+            _mm_sfence();
+    }
+
+    // The row kernel's calls over rows [r0, r1), columns [c0, c1), each
+    // gathered input first copied into `buf` (gather_chunk_bytes each);
+    // `fence`: the non-temporal stores are fenced here, else by the caller.
+    void calls(int64_t r0, int64_t r1, int64_t c0, int64_t c1, char *buf,
+               bool fence) const {
         const int nd = f.ndims;
         select_call_args a;
         a.n = static_cast<uint64_t>(c1 - c0);
@@ -69,14 +101,16 @@ struct folded_runner {
             set_ptrs(a, col_off);
             a.rows = 1;
             a.cond_stride = a.src0_stride = a.src1_stride = a.dst_stride = 0;
+            gather_rows(a, buf);
+            a.fence = fence ? 1 : 0;
             fn(&a);
             return;
         }
         const int od = nd - 2; // the outer dim the kernel walks
         // More than one call: the non-temporal stores are fenced once after
         // the last of them rather than per call (select_call_args::fence).
-        const bool calls = r0 / f.dims[od] != (r1 - 1) / f.dims[od];
-        a.fence = calls ? 0 : 1;
+        const bool many = r0 / f.dims[od] != (r1 - 1) / f.dims[od];
+        a.fence = fence && !many ? 1 : 0;
         a.cond_stride = stride[op_cond][od];
         a.src0_stride = stride[op_src0][od];
         a.src1_stride = stride[op_src1][od];
@@ -96,11 +130,41 @@ struct folded_runner {
             const int64_t len = std::min(r1 - r, f.dims[od] - idx);
             set_ptrs(a, off);
             a.rows = static_cast<uint64_t>(len);
+            gather_rows(a, buf);
             fn(&a);
             r += len;
         }
-        if (calls && nt)
+        if (many && nt && fence)
             _mm_sfence();
+    }
+
+    // Each gathered input of call `a`: its rows copied back to back into
+    // its part of `buf`, where `a` then reads them.
+    void gather_rows(select_call_args &a, char *buf) const {
+        static const uint8_t true_cond = 1;
+        const void **ptr[op_dst] = { &a.cond, &a.src0, &a.src1 };
+        int64_t *row_stride[op_dst] = { &a.cond_stride, &a.src0_stride,
+                                        &a.src1_stride };
+        for (int i = 0; i < op_dst; ++i) {
+            if (!gather[i])
+                continue;
+            const int64_t w = operand_bytes(i, f.elem_size);
+            char *const to = buf + i * gather_chunk_bytes;
+            select_call_args g;
+            g.cond = &true_cond;
+            g.src0 = *ptr[i];
+            g.src1 = *ptr[i]; // never read: cond is true
+            g.dst = to;
+            g.n = a.n;
+            g.rows = a.rows;
+            g.cond_stride = 0;
+            g.src0_stride = f.ndims >= 2 ? stride[i][f.ndims - 2] : 0;
+            g.src1_stride = 0;
+            g.dst_stride = static_cast<int64_t>(a.n) * w;
+            gather[i](&g);
+            *ptr[i] = to;
+            *row_stride[i] = g.dst_stride;
+        }
     }
 
     void set_ptrs(select_call_args &a, const int64_t *off) const {
@@ -1222,7 +1286,10 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
         { base[0], base[1], base[2], base[3] },
         { strides[0], strides[1], strides[2], strides[3] },
         used->key().row_prefetch ? row_prefetch_rows : 0,
-        used->key().nt_stores != 0
+        used->key().nt_stores != 0,
+        { plan.gather[slot_op[0]] ? plan.gather[slot_op[0]]->fn() : nullptr,
+          plan.gather[slot_op[1]] ? plan.gather[slot_op[1]]->fn() : nullptr,
+          plan.gather[slot_op[2]] ? plan.gather[slot_op[2]]->fn() : nullptr }
     };
     if (nthr <= 1) {
         runner.run(0, rows, 0, inner);

@@ -585,6 +585,54 @@ inline void random_broadcasts(nd_spec &s, std::mt19937_64 &g,
     }
 }
 
+/// A random layout: ranks 2 to 1 + `ranks`, dims around the tile and
+/// vector sizes (halved until at most `max_elems` elements), inputs
+/// broadcast along random dims, dst in a random memory order (sometimes
+/// padded), each input in dst's order, row-major or its own random order
+/// (sometimes padded), then its strides times `step(op)` (a slice with a
+/// step where not 1).
+template <typename Step>
+nd_spec random_layout_spec(std::mt19937_64 &g, int ranks, int64_t max_elems,
+                           int w, Step step) {
+    static const int64_t sizes[] = { 1, 2, 3, 5, 15, 16, 17, 33, 64, 65 };
+    const int rank = 2 + static_cast<int>(g() % static_cast<unsigned>(ranks));
+    dims_t d(static_cast<size_t>(rank));
+    for (auto &x : d)
+        x = sizes[g() % 10];
+    auto elems = [&] {
+        int64_t n = 1;
+        for (auto x : d)
+            n *= x;
+        return n;
+    };
+    while (elems() > max_elems) {
+        auto it = std::max_element(d.begin(), d.end());
+        *it = (*it + 1) / 2;
+    }
+    auto pad = [&] {
+        return g() % 4 == 0 ? static_cast<int64_t>(1 + g() % 3) : 0;
+    };
+    perm_t dperm(static_cast<size_t>(rank));
+    for (int k = 0; k < rank; ++k)
+        dperm[static_cast<size_t>(k)] = k;
+    const perm_t ident = dperm;
+    std::shuffle(dperm.begin(), dperm.end(), g);
+    nd_spec s = full_spec(d, w);
+    s.strides[3] = perm_strides(d, dperm, pad());
+    random_broadcasts(s, g, 4, 6);
+    for (int op = 0; op < 3; ++op) {
+        const auto choice = g() % 3;
+        perm_t order = choice == 0 ? dperm : ident;
+        if (choice == 2)
+            std::shuffle(order.begin(), order.end(), g);
+        s.strides[op] = perm_strides(s.in[op], order, pad());
+        const int64_t k = step(op);
+        for (auto &x : s.strides[op])
+            x *= k;
+    }
+    return s;
+}
+
 /// All four operands of shape `d`, with element strides `st` per operand
 /// (empty: dense row-major).
 inline si::select_nd full_nd(const dims_t &d, const dims_t (&st)[4], int w) {
@@ -706,6 +754,14 @@ struct fold_model {
     /// Bytes per element through a transpose from memory (an input
     /// broadcast along every outer dim and small enough counts for none).
     int64_t cost = 0;
+    /// The stepped kernel runs it (kernel_key::src0_step): cond and one
+    /// source broadcast along the row, the other source (`step_op`) `step`
+    /// elements apart along it (2 to 255), dst contiguous; 0: not so.
+    int step = 0;
+    int step_op = 0;
+    /// Inputs (bit i) with a step along the row, in a fold without
+    /// transposes: gathered per call (select_plan::gather).
+    unsigned gathered = 0;
 };
 
 inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
@@ -721,6 +777,19 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
                 j = k;
         return j;
     };
+    // A source with a step along the row, cond and the other source
+    // broadcast along it, dst contiguous: the stepped kernel.
+    for (const int i : { si::op_src0, si::op_src1 }) {
+        const int other = i == si::op_src0 ? si::op_src1 : si::op_src0;
+        const int64_t s = p.strides[i][d];
+        if (op == si::op_dst && p.strides[si::op_dst][d] == 1
+            && p.strides[si::op_cond][d] == 0 && p.strides[other][d] == 0
+            && s >= 2 && s <= 255 && contiguous_dim(i) < 0) {
+            m.step = static_cast<int>(s);
+            m.step_op = i;
+            return m;
+        }
+    }
     int tdim = -1;
     if (p.strides[si::op_dst][d] != 1) {
         tdim = contiguous_dim(si::op_dst);
@@ -735,6 +804,13 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
         if (p.strides[i][d] == 0 || p.strides[i][d] == 1)
             continue;
         const int j = contiguous_dim(i);
+        // In dst's order, an input with a step of 2 to 255 along the row
+        // and no stride-1 dim: gathered, where nothing is transposed.
+        if (j < 0 && op == si::op_dst && p.strides[i][d] >= 2
+            && p.strides[i][d] <= 255) {
+            m.gathered |= 1u << i;
+            continue;
+        }
         if (j < 0 || (tdim >= 0 && j != tdim)) {
             m.jit = false;
             return m;
@@ -759,6 +835,8 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
         if (!(outer && cached && bytes <= 64 * 1024))
             m.cost += w;
     }
+    if (m.gathered && tdim >= 0)
+        m.jit = false;
     return m;
 }
 
@@ -790,21 +868,31 @@ inline fold_model expected_fold_unstaged(const si::select_nd &p) {
     return best;
 }
 
+/// Whether input `op` of `p` has a stride of 1 along a dim larger than 1.
+inline bool model_unit_stride(const si::select_nd &p, int op) {
+    for (int d = 0; d < p.ndims; ++d)
+        if (p.dims[d] > 1 && p.strides[op][d] == 1)
+            return true;
+    return false;
+}
+
 /// `p` with the inputs in `mask` read from copies dense in dst's memory
-/// order: over each input's own dims (1 where it is broadcast), the dims
-/// ordered by dst's strides (ties: the logical order), the last fastest.
+/// order (an input with no stride-1 dim: in its own): over each input's
+/// own dims (1 where it is broadcast), the dims ordered by dst's (the
+/// input's) strides (ties: the logical order), the last fastest.
 inline si::select_nd staged_model_problem(const si::select_nd &p,
                                           unsigned mask) {
-    std::vector<int> order(static_cast<size_t>(p.ndims));
-    for (int d = 0; d < p.ndims; ++d)
-        order[static_cast<size_t>(d)] = d;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-        return p.strides[si::op_dst][a] > p.strides[si::op_dst][b];
-    });
     si::select_nd q = p;
     for (int i = 0; i < 3; ++i) {
         if (!((mask >> i) & 1))
             continue;
+        const int by = model_unit_stride(p, i) ? si::op_dst : i;
+        std::vector<int> order(static_cast<size_t>(p.ndims));
+        for (int d = 0; d < p.ndims; ++d)
+            order[static_cast<size_t>(d)] = d;
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+            return p.strides[by][a] > p.strides[by][b];
+        });
         int64_t acc = 1;
         for (size_t k = order.size(); k-- > 0;) {
             const int d = order[k];
@@ -817,8 +905,10 @@ inline si::select_nd staged_model_problem(const si::select_nd &p,
 
 /// The fold expected for `p`: as it folds where a JIT kernel runs that;
 /// else with inputs staged (src/dispatch.cpp, staged_inputs): among the inputs
-/// with a stride-1 dim larger than 1, the set of the fewest bytes (then
-/// the lowest mask) whose staging makes the problem JIT-able.
+/// whose smallest stride along a dim larger than 1 is 1 (or, copied by the
+/// stepped kernel, 2 to 255), the set of the fewest bytes (then the lowest
+/// mask) whose staging makes the problem JIT-able without the stepped
+/// kernel.
 inline fold_model expected_fold(const si::select_nd &p) {
     fold_model best = expected_fold_unstaged(p);
     if (best.jit || p.nelems() == 0)
@@ -826,13 +916,16 @@ inline fold_model expected_fold(const si::select_nd &p) {
     int64_t bytes[3] = {};
     unsigned stageable = 0;
     for (int i = 0; i < 3; ++i) {
-        int64_t elems = 1;
+        int64_t elems = 1, least = 0;
         for (int d = 0; d < p.ndims; ++d) {
             if (p.strides[i][d] != 0)
                 elems *= p.dims[d];
-            if (p.dims[d] > 1 && p.strides[i][d] == 1)
-                stageable |= 1u << i;
+            if (p.dims[d] > 1 && p.strides[i][d] != 0
+                && (!least || p.strides[i][d] < least))
+                least = p.strides[i][d];
         }
+        if (least >= 1 && least <= 255)
+            stageable |= 1u << i;
         bytes[i] = elems * (i == si::op_cond ? 1 : p.elem_size);
     }
     int64_t best_bytes = -1;
@@ -845,7 +938,7 @@ inline fold_model expected_fold(const si::select_nd &p) {
         if (best_bytes >= 0 && b >= best_bytes)
             continue;
         fold_model m = expected_fold_unstaged(staged_model_problem(p, mask));
-        if (m.jit) {
+        if (m.jit && !m.step) {
             m.staged = mask;
             best = m;
             best_bytes = b;
@@ -935,11 +1028,35 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
     }
     k.unroll = 4;
     k.nt_stores = nt ? 1 : 0;
+    const fold_model m = expected_fold(p);
+    if (m.step) {
+        // The stepped kernel: the stepped source in the src_0 slot, one
+        // kernel with regular stores.
+        k.cond_scalar = 1;
+        k.src0_scalar = 0;
+        k.src1_scalar = 1;
+        k.invert_cond = m.step_op == si::op_src1 ? 1 : 0;
+        k.unroll = 1;
+        k.nt_stores = 0;
+        k.src0_step = static_cast<uint8_t>(m.step);
+        return k;
+    }
     // The fold the plan's kernel runs: the staged problem's where inputs
     // are staged.
     const unsigned staged = expected_fold(p).staged;
-    const si::select_folded f =
+    si::select_folded f =
             si::fold_select(staged ? staged_model_problem(p, staged) : p);
+    // A gathered input reaches the row kernel as a vector, its rows back
+    // to back in its buffer.
+    for (int i = 0; i < 3; ++i)
+        if (f.mode[i] == si::inner_mode::strided && !f.has_transposed()) {
+            f.mode[i] = si::inner_mode::vector;
+            int64_t acc = i == si::op_cond ? 1 : f.elem_size;
+            for (int dd = f.ndims - 1; dd >= 0; --dd) {
+                f.strides[i][dd] = acc;
+                acc *= f.dims[dd];
+            }
+        }
     expected_row_len(f, nt, k);
     return k;
 }
@@ -1085,9 +1202,9 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
             const bool big = o.working_set >= si::nt_candidate_bytes();
             const bool dst_tr = expected_fold(p).dst_transposed;
             // Kernels for one row length (padded short rows, short rows)
-            // have no nt variant.
-            const bool want_nt =
-                    big && !dst_tr && !expected_key(p, isa, false).row_len;
+            // and the stepped kernel have no nt variant.
+            const si::kernel_key k0 = expected_key(p, isa, false);
+            const bool want_nt = big && !dst_tr && !k0.row_len && !k0.src0_step;
             if ((big && dst_tr) != (plan.transpose_dst_nt != nullptr))
                 return ::testing::AssertionFailure()
                        << "working set " << o.working_set << " vs threshold "

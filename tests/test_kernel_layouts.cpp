@@ -1540,6 +1540,17 @@ TEST_P(kernel_layouts, FoldedByHand) {
     }
 }
 
+// Threads, the non-temporal kernels and dst and src_0 offsets at random,
+// for the random layouts below (elements of `w` bytes).
+plan_run_opts random_run_opts(std::mt19937_64 &g, int w) {
+    plan_run_opts o;
+    o.nthreads = 1 + static_cast<int>(g() % 3);
+    o.working_set = g() % 4 == 0 ? si::nt_candidate_bytes() : 0;
+    o.misd = (g() % 3) * static_cast<size_t>(w);
+    o.mis0 = (g() % 2) * static_cast<size_t>(w);
+    return o;
+}
+
 TEST_P(kernel_layouts, RandomPermutedLayouts) {
     // Random ranks 2 to 5, dims around tile and vector sizes, inputs
     // broadcast along random dims, dst in a random memory order (sometimes
@@ -1550,46 +1561,13 @@ TEST_P(kernel_layouts, RandomPermutedLayouts) {
     std::mt19937_64 g(4242);
     int fails = 0, jit_able = 0, tiled = 0;
     const int count = 1000;
-    const int64_t sizes[] = { 1, 2, 3, 5, 15, 16, 17, 33, 64, 65 };
     for (int i = 0; i < count; ++i) {
-        const int rank = 2 + static_cast<int>(g() % 4);
-        const int w = 8 >> (i % 4);
-        dims_t d(static_cast<size_t>(rank));
-        for (auto &x : d)
-            x = sizes[g() % 10];
-        auto elems = [&] {
-            int64_t n = 1;
-            for (auto x : d)
-                n *= x;
-            return n;
-        };
-        while (elems() > 20000) {
-            auto it = std::max_element(d.begin(), d.end());
-            *it = (*it + 1) / 2;
-        }
-        auto pad = [&] {
-            return g() % 4 == 0 ? static_cast<int64_t>(1 + g() % 3) : 0;
-        };
-        perm_t dperm = identity(rank);
-        std::shuffle(dperm.begin(), dperm.end(), g);
-        nd_spec s = full_spec(d, w);
-        s.strides[3] = perm_strides(d, dperm, pad());
-        random_broadcasts(s, g, 4, 6);
-        for (int op = 0; op < 3; ++op) {
-            const auto choice = g() % 3;
-            perm_t order = choice == 0 ? dperm : identity(rank);
-            if (choice == 2)
-                std::shuffle(order.begin(), order.end(), g);
-            s.strides[op] = perm_strides(s.in[op], order, pad());
-        }
+        const nd_spec s = random_layout_spec(g, 4, 20000, 8 >> (i % 4),
+                                             [](int) { return 1; });
         const si::select_nd p = make_nd(s);
         jit_able += expect_jit_able(p);
         tiled += si::fold_select(p).has_transposed();
-        plan_run_opts o;
-        o.nthreads = 1 + static_cast<int>(g() % 3);
-        o.working_set = g() % 4 == 0 ? si::nt_candidate_bytes() : 0;
-        o.misd = (g() % 3) * static_cast<size_t>(w);
-        o.mis0 = (g() % 2) * static_cast<size_t>(w);
+        const plan_run_opts o = random_run_opts(g, s.w);
         KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
                   "random case " + std::to_string(i) + " " + nd_str(p)
                           + " nthreads " + std::to_string(o.nthreads));
@@ -1763,11 +1741,11 @@ TEST_P(kernel_layouts, RandomLargeTiledLayouts) {
 }
 
 TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
-    // The layouts the tiles do not take, staged inputs or not: an input
-    // strided along dst's row with no stride-1 dim, a dst contiguous along
-    // no dim. They must run the reference kernel
-    // (checked by run_plan_case through expect_jit_able, and here
-    // directly), and run it right.
+    // The layouts no kernel takes, staged inputs or not: a dst contiguous
+    // along no dim (a slice with a step, or a transposed one), an input
+    // whose smallest stride is past the stepped kernel's 255 elements. They
+    // must run the reference kernel (checked by run_plan_case through
+    // expect_jit_able, and here directly), and run it right.
     auto &g = rng();
     int fails = 0;
     for (int w : { 4, 2, 1 })
@@ -1778,28 +1756,12 @@ TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
                 dims_t st[4];
             };
             const ref_case cases[] = {
-                { "src0_stride2_no_unit",
-                  { 5, n },
-                  { {}, { 2 * n, 2 }, {}, {} } },
-                { "src0_transposed_step2",
-                  { 5, n },
-                  { {}, { 2, 10 }, {}, {} } },
                 { "dst_every_other", { 5, n }, { {}, {}, {}, { 2 * n, 2 } } },
                 { "dst_column_step2", { 5, n }, { {}, {}, {}, { 2, 10 } } },
-                // Staging cond (it has a stride-1 dim) leaves src_0, which
-                // has none, strided along the row.
-                { "cond_another_order_src0_no_unit_stride",
-                  { 4, 6, n },
-                  { { 1, 4, 24 }, { 12 * n, 2 * n, 2 }, {}, {} } },
-                // Channels-last [N, C, H, W] (n channels) with src_0 every
-                // other element, and with dst every other element: the
-                // reference walks them in memory order (select_plan::ref).
-                { "channels_last_src0_step2",
-                  { 2, n, 3, 4 },
-                  { { 12 * n, 1, 4 * n, n },
-                    { 24 * n, 2, 8 * n, 2 * n },
-                    { 12 * n, 1, 4 * n, n },
-                    { 12 * n, 1, 4 * n, n } } },
+                { "src0_step_256", { 5, n }, { {}, { 256 * n, 256 }, {}, {} } },
+                // Channels-last [N, C, H, W] (n channels) with dst every
+                // other element, padded: the reference walks it in memory
+                // order (select_plan::ref).
                 { "channels_last_dst_step2_padded",
                   { 2, n, 3, 4 },
                   { { 12 * n, 1, 4 * n, n },
@@ -1817,13 +1779,13 @@ TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
                           std::string(rc.name) + " " + nd_str(p));
             }
         }
-    // One long coalesced row (src_0 every other element of [3, 20000]:
+    // One long coalesced row (dst every other element of [3, 20000]:
     // 60000 elements at stride 2) runs in blocks over the threads; rows
     // of a few blocks and a last partial one, at 1 to 3 threads.
     for (int w : { 4, 2, 1, 8 })
         for (int nthr : { 1, 2, 3 }) {
             const si::select_nd p =
-                    full_nd({ 3, 20000 }, { {}, { 40000, 2 }, {}, {} }, w);
+                    full_nd({ 3, 20000 }, { {}, {}, {}, { 40000, 2 } }, w);
             const si::select_plan plan = si::plan_select(p, 0);
             EXPECT_FALSE(plan.kernel);
             EXPECT_EQ(plan.ref.ndims, 1) << nd_str(plan.ref);
@@ -1833,6 +1795,201 @@ TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
                       "long row at " + std::to_string(nthr) + " threads "
                               + nd_str(p));
         }
+}
+
+TEST_P(kernel_layouts, SteppedInputs) {
+    // Inputs with no stride-1 dim, a slice with a step of 2 to 255 along
+    // their fastest dim. In a fold without tiles, the stepped kernel
+    // (kernel_key::src0_step) gathers each call's rows of them into a
+    // buffer that the row kernel reads ("+a:<stepped kernel>"); where the
+    // fold has tiles, they are staged, copied dense in their own memory
+    // order by the same kernel ("+stage_a[...]"); a Select of a per-row or
+    // 0-D cond and a 0-D other source runs the stepped kernel itself.
+    // run_plan_case checks the staged set and the kernel against the model
+    // (kernel_test_utils.hpp), and dst bit for bit against the reference,
+    // with and without non-temporal stores, at 1 and 3 threads.
+    if (!jit())
+        GTEST_SKIP() << "no stepped kernels without a JIT ISA";
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 4, 2, 1, 8 })
+        for (int64_t n : { 16, 17, 33 }) {
+            struct step_case {
+                const char *name;
+                dims_t d;
+                dims_t st[4];
+                dims_t bc[3];       // input shapes; empty: d
+                const char *kernel; // in the plan's kernels
+            };
+            const dims_t nhwc = { 12 * n, 1, 4 * n, n };
+            const step_case cases[] = {
+                { "src0_every_other",
+                  { 5, n },
+                  { {}, { 2 * n, 2 }, {}, {} },
+                  {},
+                  "+a:" },
+                { "src1_step3_padded_rows",
+                  { 5, n },
+                  { {}, {}, { 3 * n + 5, 3 }, {} },
+                  {},
+                  "+b:" },
+                // The cond's bytes with a step: a 1-byte gather.
+                { "cond_step5",
+                  { 5, n },
+                  { { 5 * n, 5 }, {}, {}, {} },
+                  {},
+                  "+c:" },
+                // A column with a step, strides {2, 10}: gathered along
+                // the row, 10 apart.
+                { "src0_transposed_step2",
+                  { 5, n },
+                  { {}, { 2, 10 }, {}, {} },
+                  {},
+                  "+a:" },
+                // cond in another order would be transposed in tiles,
+                // where nothing is gathered: cond (1 byte) is staged, then
+                // src_0 gathered.
+                { "cond_another_order_src0_no_unit_stride",
+                  { 4, 6, n },
+                  { { 1, 4, 24 }, { 12 * n, 2 * n, 2 }, {}, {} },
+                  {},
+                  "+stage_c[" },
+                // src_0 gathered beside cond transposed would need both in
+                // tiles: src_0 is staged (2 x 4 bytes of a [5, n] against
+                // cond's 1 x n, but staging cond leaves src_1 transposed
+                // too), copied by the stepped kernel.
+                { "src0_step_cond_and_src1_transposed",
+                  { 5, n },
+                  { { 1, 5 }, { 2 * n, 2 }, { 1, 5 }, {} },
+                  {},
+                  "+stage_a[" },
+                // Layout case L29: channels-last [N, C, H, W] (n channels),
+                // src_0 every other channel of a 2n-channel tensor.
+                { "channels_last_src0_step2",
+                  { 2, n, 3, 4 },
+                  { nhwc, { 24 * n, 2, 8 * n, 2 * n }, nhwc, nhwc },
+                  {},
+                  "+a:" },
+                // A per-channel src_1 [1, C, 1, 1] with a step, over
+                // channels-last data.
+                { "channels_last_src1_per_channel_step4",
+                  { 2, n, 3, 4 },
+                  { nhwc, nhwc, { 0, 4, 0, 0 }, nhwc },
+                  { {}, {}, { 1, n, 1, 1 } },
+                  "+b:" },
+                // A per-row cond and a 0-D src_1: the stepped kernel runs
+                // the Select itself.
+                { "per_row_cond_src0_step2_src1_0d",
+                  { 5, n },
+                  { { 1, 0 }, { 2 * n, 2 }, {}, {} },
+                  { { 5, 1 }, {}, { 1 } },
+                  "_cs_ax2_bs_u1" },
+                // The same with the sources' roles swapped.
+                { "cond_0d_src0_0d_src1_step7",
+                  { 5, n },
+                  { {}, {}, { 7 * n, 7 }, {} },
+                  { { 1 }, { 1 }, {} },
+                  "_csn_ax7_bs_u1" },
+                // A step past the vector path's: one element at a time.
+                { "src0_step_100",
+                  { 5, n },
+                  { {}, { 100 * n, 100 }, {}, {} },
+                  {},
+                  "_ax100_" },
+            };
+            for (const auto &sc : cases) {
+                nd_spec s = full_spec(sc.d, w);
+                for (int op = 0; op < 3; ++op)
+                    if (!sc.bc[op].empty())
+                        s.in[op] = sc.bc[op];
+                for (int op = 0; op < 4; ++op)
+                    if (!sc.st[op].empty())
+                        s.strides[op] = sc.st[op];
+                    else
+                        s.strides[op] = dense_strides(op < 3 ? s.in[op] : sc.d);
+                const si::select_nd p = make_nd(s);
+                const std::string desc = std::string(sc.name) + " " + nd_str(p);
+                EXPECT_TRUE(expect_jit_able(p)) << desc;
+                const si::select_plan plan = si::plan_select(p, 0);
+                EXPECT_NE(plan.kernel_str().find(sc.kernel), std::string::npos)
+                        << desc << ": " << plan.kernel_str();
+                EXPECT_NE(plan.kernel_str().find("_ax"), std::string::npos)
+                        << desc << ": " << plan.kernel_str();
+                for (int nthr : { 1, 3 })
+                    for (size_t ws :
+                         { size_t { 0 }, si::nt_candidate_bytes() }) {
+                        plan_run_opts o;
+                        o.nthreads = nthr;
+                        o.working_set = ws;
+                        o.mis0 = static_cast<size_t>(w) * (nthr == 3);
+                        KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                                  desc + " at " + std::to_string(nthr)
+                                          + " threads");
+                    }
+            }
+        }
+    // Gathers in calls of at most gather_chunk_bytes of each input: one
+    // long row (src_0 every other element of [3, 20000]: 60000 elements
+    // at stride 2, in column chunks), and many short rows that no dim
+    // merges (rows of 3 elements 7 apart, in row chunks), at 1 to 3
+    // threads, with and without non-temporal stores.
+    for (int w : { 4, 2, 1, 8 })
+        for (int nthr : { 1, 2, 3 })
+            for (size_t ws : { size_t { 0 }, si::nt_candidate_bytes() }) {
+                const si::select_nd ps[] = {
+                    full_nd({ 3, 20000 }, { {}, { 40000, 2 }, {}, {} }, w),
+                    full_nd({ 5000, 3 }, { {}, {}, { 7, 2 }, {} }, w),
+                };
+                for (const si::select_nd &p : ps) {
+                    const si::select_plan plan = si::plan_select(p, ws);
+                    EXPECT_TRUE(plan.gather[si::op_src0]
+                                || plan.gather[si::op_src1])
+                            << nd_str(p) << ": " << plan.kernel_str();
+                    plan_run_opts o;
+                    o.nthreads = nthr;
+                    o.working_set = ws;
+                    KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                              nd_str(p) + " at " + std::to_string(nthr)
+                                      + " threads");
+                }
+            }
+}
+
+TEST_P(kernel_layouts, RandomSteppedLayouts) {
+    // Random ranks 2 to 4, dims around the vector sizes, inputs broadcast
+    // along random dims, every operand in its own random order (sometimes
+    // padded), one or two inputs with a step of 2 to 17 (now and then 300:
+    // the reference) along their fastest dim; threads and the non-temporal
+    // kernels at random. run_plan_case decides JIT or reference from the
+    // model (gathered, staged or neither) and compares with ref_select and
+    // the naive oracle.
+    std::mt19937_64 g(2929);
+    int fails = 0, jit_able = 0, staged = 0, gathered = 0;
+    const int count = jit() ? 400 : 100;
+    const int64_t steps[] = { 2, 2, 3, 4, 5, 8, 9, 16, 17, 300 };
+    for (int i = 0; i < count; ++i) {
+        // Inputs with a step (a mask of 1 to 7, drawn at cond).
+        unsigned stepped = 0;
+        const nd_spec s =
+                random_layout_spec(g, 3, 6000, 8 >> (i % 4), [&](int op) {
+                    if (op == si::op_cond)
+                        stepped = 1u + static_cast<unsigned>(g() % 7);
+                    return (stepped >> op) & 1 ? steps[g() % 10] : 1;
+                });
+        const si::select_nd p = make_nd(s);
+        jit_able += expect_jit_able(p);
+        staged += expected_fold(p).staged != 0;
+        gathered += expected_fold(p).gathered != 0;
+        const plan_run_opts o = random_run_opts(g, s.w);
+        KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
+                  "random case " + std::to_string(i) + " " + nd_str(p)
+                          + " nthreads " + std::to_string(o.nthreads));
+    }
+    // Mostly JIT-able through gathers and staged copies: what the test is
+    // for.
+    EXPECT_GT(jit_able, count / 2);
+    EXPECT_GT(gathered, count / 4);
+    EXPECT_GT(staged, count / 5);
 }
 
 TEST(kernel_layouts_fold, ReferenceWalksDstsMemoryOrder) {
