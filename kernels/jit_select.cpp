@@ -85,7 +85,8 @@ std::string kernel_name(const kernel_key &k) {
     else
         s += "_u" + std::to_string(k.unroll) + (k.row_prefetch ? "_pf" : "")
              + (k.row_pitch ? "_g" + std::to_string(k.row_pitch) : "")
-             + (k.row_len ? "_n" + std::to_string(k.row_len) : "");
+             + (k.row_len ? "_n" + std::to_string(k.row_len) : "")
+             + (k.dst_step ? "_dx" + std::to_string(k.dst_step) : "");
     if (k.nt_stores)
         s += "_nt";
     return s;
@@ -1123,7 +1124,7 @@ bool row_len_supported(const kernel_key &key) {
 std::shared_ptr<const select_kernel>
 create_jit_select_kernel(const kernel_key &key) {
     bool key_ok = false;
-    if (key.src0_step)
+    if (key.src0_step || key.dst_step)
         key_ok = stepped_supported(key);
     else if (key.dst_transposed)
         key_ok =
@@ -1139,7 +1140,7 @@ create_jit_select_kernel(const kernel_key &key) {
         fail(status::unimplemented, "Select JIT: no kernel for ",
              kernel_name(key));
     try {
-        if (key.src0_step)
+        if (key.src0_step || key.dst_step)
             return create_jit_select_stepped_kernel(key);
         if (key.dst_transposed)
             return create_jit_select_dt_kernel(key);

@@ -56,7 +56,8 @@ public:
         , key_(key)
         , name_(kernel_name(key))
         , w_(key.elem_size)
-        , k_(key.src0_step)
+        , scatter_(key.dst_step != 0)
+        , k_(scatter_ ? key.dst_step : key.src0_step)
         , units_(units_of(key.elem_size)) {
         generate();
         // W^X: the buffer was only ever read+write; now read+execute.
@@ -451,6 +452,131 @@ private:
         L(l_done);
     }
 
+    // --- kernel_key::dst_step: a dense src_0 row into dst's elements -----
+    // The row's elements from reg_i_ on, one at a time, reg_src_ at dst's
+    // next element; from src_1's one element where `fill`.
+    void scatter_elems(bool fill) {
+        Label l_loop, l_done;
+        L(l_loop);
+        cmp(reg_i_, reg_n_);
+        jae(l_done, T_NEAR);
+        move_elem(reg_src_,
+                  fill ? RegExp(reg_src1_) : RegExp(reg_src0_ + reg_i_ * w_));
+        add(reg_src_, k_ * w_);
+        inc(reg_i_);
+        jmp(l_loop, T_NEAR);
+        L(l_done);
+    }
+
+    // AVX-512: one step of units_ src_0 elements (the last m = n - reg_i_,
+    // 1 to units_, where `masked`) into k dst vectors from reg_src_: dst
+    // vector j takes, at lane l where (j * U + l) % k == 0, element
+    // (j * U + l) / k, by a permute of its own indices, and is stored under
+    // the mask of those lanes (and of the row's span).
+    void scatter_step(bool masked) {
+        Label l_done;
+        if (masked) {
+            mov(reg_tmp_, reg_n_);
+            sub(reg_tmp_, reg_i_);
+            bzhi(reg_lim_.cvt32(), reg_ones_.cvt32(), reg_tmp_.cvt32());
+            kmovd(k_load_, reg_lim_.cvt32());
+            // The span, (m - 1) * k + 1 dst elements, in reg_lim_.
+            lea(reg_lim_, ptr[reg_tmp_ - 1]);
+            imul(reg_lim_, reg_lim_, k_);
+            inc(reg_lim_);
+        }
+        const Address a = ptr[reg_src0_ + reg_i_ * w_];
+        switch (w_) {
+            case 1:
+                if (masked) {
+                    vmovdqu8(Xmm(vmm_t2_.getIdx()) | k_load_ | T_z, a);
+                    vpmovzxbd(vmm_t2_, Xmm(vmm_t2_.getIdx()));
+                } else {
+                    vpmovzxbd(vmm_t2_, a);
+                }
+                break;
+            case 2:
+                masked ? vmovdqu16(vmm_t2_ | k_load_ | T_z, a)
+                       : vmovdqu16(vmm_t2_, a);
+                break;
+            case 4:
+                masked ? vmovdqu32(vmm_t2_ | k_load_ | T_z, a)
+                       : vmovdqu32(vmm_t2_, a);
+                break;
+            default:
+                masked ? vmovdqu64(vmm_t2_ | k_load_ | T_z, a)
+                       : vmovdqu64(vmm_t2_, a);
+                break;
+        }
+        for (int j = 0; j < k_; ++j) {
+            if (units_ > 16)
+                kmovd(k_perm_, ptr[rip + l_masks_ + 4 * j]);
+            else
+                kmovw(k_perm_, ptr[rip + l_masks_ + 4 * j]);
+            if (masked) {
+                // Lanes of vector j within the span: none, and the step
+                // is done.
+                if (j > 0) {
+                    sub(reg_lim_, units_);
+                    jle(l_done, T_NEAR);
+                }
+                mov(reg_tmp_, units_);
+                cmp(reg_lim_, reg_tmp_);
+                cmovl(reg_tmp_, reg_lim_);
+                bzhi(reg_tmp_.cvt32(), reg_ones_.cvt32(), reg_tmp_.cvt32());
+                kmovd(k_store_, reg_tmp_.cvt32());
+                kandd(k_perm_, k_perm_, k_store_);
+            }
+            vmovdqu32(vmm_idx_, ptr[rip + l_idx_ + j * vlen]);
+            const RegExp to = reg_src_ + j * units_ * w_;
+            switch (w_) {
+                case 1:
+                    vpermd(vmm_t_, vmm_idx_, vmm_t2_);
+                    vpmovdb(ptr[to] | k_perm_, vmm_t_);
+                    break;
+                case 2:
+                    vpermw(vmm_t_, vmm_idx_, vmm_t2_);
+                    vmovdqu16(ptr[to] | k_perm_, vmm_t_);
+                    break;
+                case 4:
+                    vpermd(vmm_t_, vmm_idx_, vmm_t2_);
+                    vmovdqu32(ptr[to] | k_perm_, vmm_t_);
+                    break;
+                default:
+                    vpermq(vmm_t_, vmm_idx_, vmm_t2_);
+                    vmovdqu64(ptr[to] | k_perm_, vmm_t_);
+                    break;
+            }
+        }
+        L(l_done);
+    }
+
+    void scatter_row() {
+        xor_(reg_i_, reg_i_);
+        mov(reg_src_, reg_dst_);
+        if (!is_avx512 || !vector_step(k_, w_)) {
+            scatter_elems(false);
+            return;
+        }
+        // Whole steps (their stores masked to dst's elements), then the
+        // rest under the span's mask.
+        Label l_step, l_rest, l_done;
+        mov(reg_lim_, reg_n_);
+        sub(reg_lim_, units_);
+        L(l_step);
+        cmp(reg_i_, reg_lim_);
+        jg(l_rest, T_NEAR);
+        scatter_step(false);
+        add(reg_i_, units_);
+        add(reg_src_, units_ * k_ * w_);
+        jmp(l_step, T_NEAR);
+        L(l_rest);
+        cmp(reg_i_, reg_n_);
+        jae(l_done, T_NEAR);
+        scatter_step(true);
+        L(l_done);
+    }
+
     void generate() {
         push(rbx);
         push(r12);
@@ -463,11 +589,11 @@ private:
         mov(reg_n_, ptr[reg_param_ + offsetof(select_call_args, n)]);
         mov(reg_rows_, ptr[reg_param_ + offsetof(select_call_args, rows)]);
         const bool vec = vector_step(k_, w_);
-        if (vec && !(!is_avx512 && w_ == 8))
+        if (vec && !scatter_ && !(!is_avx512 && w_ == 8))
             load_vec(vmm_idx_, ptr[rip + l_idx_]);
-        if (vec && !is_avx512 && w_ <= 2)
+        if (vec && !scatter_ && !is_avx512 && w_ <= 2)
             load_vec(vmm_narrow_, ptr[rip + l_narrow_]);
-        if (vec && !is_avx512 && w_ == 1)
+        if (vec && !scatter_ && !is_avx512 && w_ == 1)
             load_vec(vmm_pack_, ptr[rip + l_pack_]);
 
         Label l_row, l_fill, l_next;
@@ -477,10 +603,19 @@ private:
             jne(l_fill, T_NEAR);
         else
             je(l_fill, T_NEAR);
-        gather_row();
+        if (scatter_)
+            scatter_row();
+        else
+            gather_row();
         jmp(l_next, T_NEAR);
         L(l_fill);
-        fill_row();
+        if (scatter_) {
+            xor_(reg_i_, reg_i_);
+            mov(reg_src_, reg_dst_);
+            scatter_elems(true);
+        } else {
+            fill_row();
+        }
         L(l_next);
         add(reg_cond_,
             ptr[reg_param_ + offsetof(select_call_args, cond_stride)]);
@@ -500,6 +635,11 @@ private:
 
         // Constants.
         align(64);
+        if (scatter_) {
+            if (is_avx512 && vec)
+                scatter_constants();
+            return;
+        }
         L(l_idx_);
         // AVX-512: lane i takes element (i * k) % 2U of its pair's tables;
         // AVX2: (i * k) % U of its vector.
@@ -531,9 +671,35 @@ private:
             dd(i == 0 ? 0 : i == 1 ? 4 : 0);
     }
 
+    // kernel_key::dst_step: per dst vector j of a step, the index of the
+    // source element of each lane (a vector's width), then the lanes'
+    // mask.
+    void scatter_constants() {
+        L(l_idx_);
+        for (int j = 0; j < k_; ++j)
+            for (int l = 0; l < units_; ++l) {
+                const int e = j * units_ + l;
+                const int src = e % k_ == 0 ? e / k_ : 0;
+                switch (unit_bytes()) {
+                    case 2: dw(static_cast<uint32_t>(src)); break;
+                    case 4: dd(static_cast<uint32_t>(src)); break;
+                    default: dq(static_cast<uint64_t>(src)); break;
+                }
+            }
+        L(l_masks_);
+        for (int j = 0; j < k_; ++j) {
+            uint32_t m = 0;
+            for (int l = 0; l < units_; ++l)
+                if ((j * units_ + l) % k_ == 0)
+                    m |= 1u << l;
+            dd(m);
+        }
+    }
+
     const kernel_key key_;
     const std::string name_;
     const int w_;
+    const bool scatter_; // kernel_key::dst_step: dst has the step
     const int k_;
     const int units_;
     select_kernel_fn fn_ = nullptr;
@@ -545,7 +711,8 @@ bool stepped_supported(const kernel_key &k) {
     return (k.isa == kernel_isa::avx512_core || k.isa == kernel_isa::avx2)
            && (k.elem_size == 1 || k.elem_size == 2 || k.elem_size == 4
                || k.elem_size == 8)
-           && k.src0_step >= 2 && k.cond_scalar && !k.src0_scalar
+           && (k.src0_step >= 2) != (k.dst_step >= 2) && k.src0_step != 1
+           && k.dst_step != 1 && k.cond_scalar && !k.src0_scalar
            && k.src1_scalar && !k.nt_stores && !k.dst_transposed && !k.dt_cols
            && !k.dt_rows && !k.dt_prefetch && !k.row_prefetch && !k.row_pitch
            && !k.row_len && k.unroll == 1;

@@ -164,6 +164,13 @@ struct kernel_key {
     /// runs it (src/dispatch.cpp). Regular stores, unroll 1, nothing else
     /// of the key set. 0: src_0 contiguous (or scalar).
     uint8_t src0_step = 0;
+    /// The mirror: dst's elements lie dst_step elements apart along the
+    /// row, src_0 a dense vector, cond and src_1 scalar along it (`_dx<k>`
+    /// after the unroll): per row, src_0's row scattered into dst's
+    /// elements, or src_1's element into each; no other byte of dst is
+    /// written. A dst with a step is written so from a buffer the row
+    /// kernel fills (select_plan::scatter). Not with src0_step.
+    uint8_t dst_step = 0;
 
     bool operator==(const kernel_key &o) const {
         return isa == o.isa && elem_size == o.elem_size
@@ -173,7 +180,8 @@ struct kernel_key {
                && dst_transposed == o.dst_transposed && dt_cols == o.dt_cols
                && dt_rows == o.dt_rows && dt_prefetch == o.dt_prefetch
                && row_prefetch == o.row_prefetch && row_pitch == o.row_pitch
-               && row_len == o.row_len && src0_step == o.src0_step;
+               && row_len == o.row_len && src0_step == o.src0_step
+               && dst_step == o.dst_step;
     }
     bool operator!=(const kernel_key &o) const { return !(*this == o); }
 };
@@ -197,16 +205,17 @@ struct kernel_key_hash {
         v = v * 128 + k.row_pitch;
         v = v * 128 + k.row_len;
         v = v * 256 + k.src0_step;
+        v = v * 256 + k.dst_step;
         return static_cast<size_t>(v * 0x9E3779B97F4A7C15ull);
     }
 };
 
-/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s|x<step>>_b<v|s>_<u<unroll>|dt[<cols>]>[_pf][_g<pitch>][_n<len>][_nt]",
+/// "<isa>_e<bytes>_c<v|s>[n]_a<v|s|x<step>>_b<v|s>_<u<unroll>|dt[<cols>]>[_pf][_g<pitch>][_n<len>][_dx<step>][_nt]",
 /// for example avx512_core_e4_cv_av_bs_u4_nt: cond vector, src_0 vector,
 /// src_1 scalar; `dt` in place of the unroll: dst transposed (dt3: the
 /// packed kernel for rows of 3 elements; dti3: for tiles of 3 rows,
 /// interleaved); _pf: dt_prefetch, or row_prefetch after an unroll; _g4:
-/// row_pitch 4; _n3: row_len 3; _ax2: src0_step 2.
+/// row_pitch 4; _n3: row_len 3; _ax2: src0_step 2; _dx2: dst_step 2.
 std::string kernel_name(const kernel_key &k);
 
 using select_kernel_fn = void (*)(const select_call_args *);

@@ -29,6 +29,8 @@ std::string transposes_str(const select_plan &plan,
             s += std::string("+") + names[i] + ":" + t->name();
         else if (i < op_dst && plan.gather[i])
             s += std::string("+") + names[i] + ":" + plan.gather[i]->name();
+        else if (i == op_dst && plan.scatter)
+            s += std::string("+d:") + plan.scatter->name();
     }
     return s;
 }
@@ -43,32 +45,38 @@ std::string staged_str(const select_plan &plan) {
     return s;
 }
 
-// Input `i` of a fold without tiles has a step of 2 to 255 elements along
-// the row: the stepped kernel gathers its rows (select_plan::gather).
-bool gathered_input(const select_folded &f, int i) {
+// Operand `i` of a fold without tiles has a step of 2 to 255 elements
+// along the row: an input's rows are gathered by the stepped kernel
+// (select_plan::gather), dst's scattered (select_plan::scatter). Widened
+// rows (step 6) read only inputs that are vectors along the row, never
+// these.
+bool stepped_operand(const select_folded &f, int i) {
     const int64_t s = f.strides[i][f.ndims - 1];
     const int64_t w = operand_bytes(i, f.elem_size);
-    return i < op_dst && f.mode[i] == inner_mode::strided && !f.has_transposed()
-           && s > 0 && s % w == 0 && s / w >= 2 && s / w <= 255;
+    return f.mode[i] == inner_mode::strided && !f.has_transposed() && s > 0
+           && s % w == 0 && s / w >= 2 && s / w <= 255;
+}
+bool gathered_input(const select_folded &f, int i) {
+    return i < op_dst && stepped_operand(f, i);
 }
 
-// Every operand of the fold a vector, a scalar or transposed, or an input
-// gathered: the JIT kernels run it (transposed operands reach the row
-// kernel as vectors of a tile, gathered ones as vectors of a buffer).
+// Every operand of the fold a vector, a scalar or transposed, or with a
+// step: the JIT kernels run it (transposed operands reach the row kernel
+// as vectors of a tile, operands with a step as vectors of a buffer).
 bool fold_jit_able(const select_folded &f) {
     for (int i = 0; i < n_operands; ++i)
-        if (f.mode[i] == inner_mode::strided && !gathered_input(f, i))
+        if (f.mode[i] == inner_mode::strided && !stepped_operand(f, i))
             return false;
     return true;
 }
 
-// `f` as the row kernel of its plan sees it: each gathered input a vector
-// whose rows lie back to back (its buffer).
+// `f` as the row kernel of its plan sees it: each operand with a step a
+// vector whose rows lie back to back (its buffer).
 select_folded as_gathered(const select_folded &f) {
     select_folded g = f;
     const int nd = f.ndims;
-    for (int i = 0; i < op_dst; ++i) {
-        if (!gathered_input(f, i))
+    for (int i = 0; i < n_operands; ++i) {
+        if (!stepped_operand(f, i))
             continue;
         const int64_t w = operand_bytes(i, f.elem_size);
         g.mode[i] = inner_mode::vector;
@@ -627,6 +635,19 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
                     plan.folded.strides[i][f.ndims - 1] / kg.elem_size);
             plan.gather[i] = get(kg);
         }
+    if (stepped_operand(plan.folded, op_dst)) {
+        // dst written from a buffer the row kernel fills: the copy of a
+        // true cond into dst's elements.
+        kernel_key ks {};
+        ks.isa = isa;
+        ks.elem_size = static_cast<uint8_t>(f.elem_size);
+        ks.cond_scalar = 1;
+        ks.src1_scalar = 1;
+        ks.unroll = 1;
+        ks.dst_step = static_cast<uint8_t>(
+                plan.folded.strides[op_dst][f.ndims - 1] / f.elem_size);
+        plan.scatter = get(ks);
+    }
     plan.working_set = working_set;
     const nt_policy policy = nt_stores_policy();
     // A transposed dst and nothing else transposed: the kernel that writes
@@ -693,9 +714,12 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
          && dst_transposed_supported(kdt);
     if (dt)
         plan.kernel_dt = get(kdt);
-    if (policy == nt_policy::always
-        || (policy == nt_policy::auto_
-            && working_set >= nt_candidate_bytes())) {
+    // A dst with a step is stored by the stepped kernel, from a buffer in
+    // L1: regular stores only.
+    if (!plan.scatter
+        && (policy == nt_policy::always
+            || (policy == nt_policy::auto_
+                && working_set >= nt_candidate_bytes()))) {
         // A transposed dst is stored by its transpose from the tile's
         // scratch, where the row kernel's stores stay in cache: the
         // transpose has the nt variant.

@@ -119,6 +119,12 @@ struct select_plan {
     /// as a vector with rows back to back (src/parallel_execute.cpp); null
     /// otherwise. The kernels' keys are chosen as for that buffer.
     kernel_ptr gather[op_dst];
+    /// Where the fold (without tiles) leaves dst with a step along the
+    /// row: the stepped kernel (kernel_key::dst_step) that writes each
+    /// call's rows into dst's elements from a buffer of the thread the row
+    /// kernel writes them to; null otherwise. The plan then has regular
+    /// stores only.
+    kernel_ptr scatter;
     /// A transposed dst is stored by its transpose (the row kernel writes
     /// the tile's scratch, in cache): that transpose's non-temporal
     /// variant, for large outputs, in place of kernel_nt.
@@ -398,7 +404,8 @@ int transpose_packed_lines(kernel_isa isa, int elem_bytes, bool nt,
 transpose_key tuned_transpose_key(kernel_isa isa, int elem_bytes, bool nt);
 
 /// The most bytes of one input that one call of the row kernel reads from
-/// its gather buffer (select_plan::gather, on the runner's stack): calls
+/// its gather buffer (select_plan::gather, on the runner's stack), and of
+/// dst that it writes to its scatter buffer (select_plan::scatter): calls
 /// over more are split, by columns or by rows. The stepped kernel writes
 /// them, and the row kernel reads them back, from L1. On the Zen 4 guest,
 /// layout case L29 (1 thread) ran 1.2-1.5x as fast with 4 KiB as with 16

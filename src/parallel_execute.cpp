@@ -59,17 +59,21 @@ struct folded_runner {
     // call into a buffer the row kernel reads (select_plan::gather); null:
     // the row kernel reads the input itself.
     select_kernel_fn gather[op_dst];
+    // The stepped kernel that writes each call's rows into dst's elements
+    // from a buffer the row kernel writes (select_plan::scatter); null: the
+    // row kernel writes dst itself.
+    select_kernel_fn scatter;
 
     // Rows [r0, r1), columns [c0, c1).
     void run(int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
-        if (!gather[0] && !gather[1] && !gather[2]) {
+        if (!gather[0] && !gather[1] && !gather[2] && !scatter) {
             calls(r0, r1, c0, c1, nullptr, true);
             return;
         }
         // Calls of at most gather_chunk_bytes of each gathered input (by
         // columns, or by rows where a row holds fewer), their buffers in
         // L1; one fence after the last.
-        alignas(64) char buf[op_dst * gather_chunk_bytes];
+        alignas(64) char buf[n_operands * gather_chunk_bytes];
         const int64_t per = gather_chunk_bytes / f.elem_size;
         const int64_t cols = c1 - c0;
         if (cols > per) {
@@ -103,7 +107,7 @@ struct folded_runner {
             a.cond_stride = a.src0_stride = a.src1_stride = a.dst_stride = 0;
             gather_rows(a, buf);
             a.fence = fence ? 1 : 0;
-            fn(&a);
+            call(a, buf);
             return;
         }
         const int od = nd - 2; // the outer dim the kernel walks
@@ -131,7 +135,7 @@ struct folded_runner {
             set_ptrs(a, off);
             a.rows = static_cast<uint64_t>(len);
             gather_rows(a, buf);
-            fn(&a);
+            call(a, buf);
             r += len;
         }
         if (many && nt && fence)
@@ -165,6 +169,35 @@ struct folded_runner {
             *ptr[i] = to;
             *row_stride[i] = g.dst_stride;
         }
+    }
+
+    // The row kernel's call `a`; with a scatter, into dst's part of `buf`
+    // first, then from there into dst's elements.
+    void call(select_call_args &a, char *buf) const {
+        if (!scatter) {
+            fn(&a);
+            return;
+        }
+        static const uint8_t true_cond = 1;
+        void *const to = a.dst;
+        const int64_t to_stride = a.dst_stride;
+        a.dst = buf + op_dst * gather_chunk_bytes;
+        a.dst_stride = static_cast<int64_t>(a.n) * f.elem_size;
+        fn(&a);
+        select_call_args s;
+        s.cond = &true_cond;
+        s.src0 = a.dst;
+        s.src1 = a.dst; // never read: cond is true
+        s.dst = to;
+        s.n = a.n;
+        s.rows = a.rows;
+        s.cond_stride = 0;
+        s.src0_stride = a.dst_stride;
+        s.src1_stride = 0;
+        s.dst_stride = to_stride;
+        scatter(&s);
+        a.dst = to;
+        a.dst_stride = to_stride;
     }
 
     void set_ptrs(select_call_args &a, const int64_t *off) const {
@@ -1289,7 +1322,8 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
         used->key().nt_stores != 0,
         { plan.gather[slot_op[0]] ? plan.gather[slot_op[0]]->fn() : nullptr,
           plan.gather[slot_op[1]] ? plan.gather[slot_op[1]]->fn() : nullptr,
-          plan.gather[slot_op[2]] ? plan.gather[slot_op[2]]->fn() : nullptr }
+          plan.gather[slot_op[2]] ? plan.gather[slot_op[2]]->fn() : nullptr },
+        plan.scatter ? plan.scatter->fn() : nullptr
     };
     if (nthr <= 1) {
         runner.run(0, rows, 0, inner);

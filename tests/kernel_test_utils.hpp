@@ -589,8 +589,8 @@ inline void random_broadcasts(nd_spec &s, std::mt19937_64 &g,
 /// vector sizes (halved until at most `max_elems` elements), inputs
 /// broadcast along random dims, dst in a random memory order (sometimes
 /// padded), each input in dst's order, row-major or its own random order
-/// (sometimes padded), then its strides times `step(op)` (a slice with a
-/// step where not 1).
+/// (sometimes padded); each operand's strides times `step(op)` (a slice
+/// with a step where not 1), dst's asked first.
 template <typename Step>
 nd_spec random_layout_spec(std::mt19937_64 &g, int ranks, int64_t max_elems,
                            int w, Step step) {
@@ -619,6 +619,9 @@ nd_spec random_layout_spec(std::mt19937_64 &g, int ranks, int64_t max_elems,
     std::shuffle(dperm.begin(), dperm.end(), g);
     nd_spec s = full_spec(d, w);
     s.strides[3] = perm_strides(d, dperm, pad());
+    const int64_t dst_step = step(si::op_dst);
+    for (auto &x : s.strides[3])
+        x *= dst_step;
     random_broadcasts(s, g, 4, 6);
     for (int op = 0; op < 3; ++op) {
         const auto choice = g() % 3;
@@ -762,6 +765,9 @@ struct fold_model {
     /// Inputs (bit i) with a step along the row, in a fold without
     /// transposes: gathered per call (select_plan::gather).
     unsigned gathered = 0;
+    /// dst with a step along the row: scattered per call
+    /// (select_plan::scatter).
+    bool scattered = false;
 };
 
 inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
@@ -793,16 +799,31 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
     int tdim = -1;
     if (p.strides[si::op_dst][d] != 1) {
         tdim = contiguous_dim(si::op_dst);
-        if (tdim < 0) {
+        // In dst's order, a dst with a step of 2 to 255 along the row and
+        // no stride-1 dim: scattered, nothing transposed, every input with
+        // a step of up to 255 along the row gathered.
+        if (tdim < 0 && op == si::op_dst && p.strides[si::op_dst][d] >= 2
+            && p.strides[si::op_dst][d] <= 255) {
+            m.scattered = true;
+        } else if (tdim < 0) {
             m.jit = false;
             return m;
+        } else {
+            m.dst_transposed = true;
+            m.cost += p.elem_size;
         }
-        m.dst_transposed = true;
-        m.cost += p.elem_size;
     }
     for (int i = 0; i < 3; ++i) {
         if (p.strides[i][d] == 0 || p.strides[i][d] == 1)
             continue;
+        if (m.scattered) {
+            if (p.strides[i][d] > 255) {
+                m.jit = false;
+                return m;
+            }
+            m.gathered |= 1u << i;
+            continue;
+        }
         const int j = contiguous_dim(i);
         // In dst's order, an input with a step of 2 to 255 along the row
         // and no stride-1 dim: gathered, where nothing is transposed.
@@ -1046,9 +1067,9 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
     const unsigned staged = expected_fold(p).staged;
     si::select_folded f =
             si::fold_select(staged ? staged_model_problem(p, staged) : p);
-    // A gathered input reaches the row kernel as a vector, its rows back
-    // to back in its buffer.
-    for (int i = 0; i < 3; ++i)
+    // A gathered input (a scattered dst) reaches the row kernel as a
+    // vector, its rows back to back in its buffer.
+    for (int i = 0; i < 4; ++i)
         if (f.mode[i] == si::inner_mode::strided && !f.has_transposed()) {
             f.mode[i] = si::inner_mode::vector;
             int64_t acc = i == si::op_cond ? 1 : f.elem_size;
@@ -1203,8 +1224,10 @@ inline ::testing::AssertionResult run_plan_case(const si::select_nd &p,
             const bool dst_tr = expected_fold(p).dst_transposed;
             // Kernels for one row length (padded short rows, short rows)
             // and the stepped kernel have no nt variant.
+            // A scattered dst: regular stores.
             const si::kernel_key k0 = expected_key(p, isa, false);
-            const bool want_nt = big && !dst_tr && !k0.row_len && !k0.src0_step;
+            const bool want_nt = big && !dst_tr && !k0.row_len && !k0.src0_step
+                                 && !expected_fold(p).scattered;
             if ((big && dst_tr) != (plan.transpose_dst_nt != nullptr))
                 return ::testing::AssertionFailure()
                        << "working set " << o.working_set << " vs threshold "

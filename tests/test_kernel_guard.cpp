@@ -337,31 +337,36 @@ TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
     }
 }
 
-TEST_P(kernel_guard, ReferenceKernelStridedAgainstGuards) {
-    // Problems that no JIT kernel takes (inner strides): the fallback must
-    // stay inside the tensors too.
+TEST_P(kernel_guard, SteppedOperandsAgainstGuards) {
+    // Operands with a step along the row: src_0 every other element and
+    // dst every third, gathered and scattered per call by the stepped
+    // kernels; with dst's elements 256 apart, past those kernels, the
+    // reference kernel. Either must stay inside the tensors.
     auto &g = rng();
     int fails = 0;
-    for (int w : { 8, 4, 2 })
-        for (int64_t n = 1; n <= 70; ++n) {
-            nd_spec s;
-            s.w = w;
-            for (int op = 0; op < 3; ++op)
-                s.in[op] = { 3, n };
-            s.strides[1] = { 2 * n, 2 };
-            s.strides[3] = { 3 * n, 3 };
-            const si::select_nd p = make_nd(s);
-            guard_set gs(static_cast<size_t>(9 * n * w + 64));
-            ASSERT_TRUE(gs.ok());
-            gs.fill(g);
-            const si::select_plan plan = si::plan_select(p, 0);
-            KT_EXPECT(fails, plan_takes(plan, kisa(), false), nd_str(p));
-            for (bool at_end : { true, false })
+    for (const int64_t dst_step : { 3, 256 })
+        for (int w : { 8, 4, 2 })
+            for (int64_t n = 1; n <= 70; ++n) {
+                nd_spec s;
+                s.w = w;
+                for (int op = 0; op < 3; ++op)
+                    s.in[op] = { 3, n };
+                s.strides[1] = { 2 * n, 2 };
+                s.strides[3] = { dst_step * n, dst_step };
+                const si::select_nd p = make_nd(s);
+                guard_set gs(static_cast<size_t>(3 * dst_step * n * w + 64));
+                ASSERT_TRUE(gs.ok());
+                gs.fill(g);
+                const si::select_plan plan = si::plan_select(p, 0);
                 KT_EXPECT(fails,
-                          run_against_guards(gs, p, plan, at_end, 2,
-                                             naive_select),
+                          plan_takes(plan, kisa(), jit() && dst_step < 256),
                           nd_str(p));
-        }
+                for (bool at_end : { true, false })
+                    KT_EXPECT(fails,
+                              run_against_guards(gs, p, plan, at_end, 2,
+                                                 naive_select),
+                              nd_str(p));
+            }
 }
 
 SELGRAPH_INSTANTIATE_PER_ISA(kernel_guard);

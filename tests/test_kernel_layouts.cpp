@@ -1741,11 +1741,11 @@ TEST_P(kernel_layouts, RandomLargeTiledLayouts) {
 }
 
 TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
-    // The layouts no kernel takes, staged inputs or not: a dst contiguous
-    // along no dim (a slice with a step, or a transposed one), an input
-    // whose smallest stride is past the stepped kernel's 255 elements. They
-    // must run the reference kernel (checked by run_plan_case through
-    // expect_jit_able, and here directly), and run it right.
+    // The layouts no kernel takes, staged inputs or not: an operand whose
+    // smallest stride is past the stepped kernel's 255 elements, with no
+    // stride-1 dim. They must run the reference kernel (checked by
+    // run_plan_case through expect_jit_able, and here directly), and run
+    // it right.
     auto &g = rng();
     int fails = 0;
     for (int w : { 4, 2, 1 })
@@ -1756,18 +1756,20 @@ TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
                 dims_t st[4];
             };
             const ref_case cases[] = {
-                { "dst_every_other", { 5, n }, { {}, {}, {}, { 2 * n, 2 } } },
-                { "dst_column_step2", { 5, n }, { {}, {}, {}, { 2, 10 } } },
+                { "dst_step_256", { 5, n }, { {}, {}, {}, { 256 * n, 256 } } },
+                { "dst_column_step_300",
+                  { 5, n },
+                  { {}, {}, {}, { 300, 1500 } } },
                 { "src0_step_256", { 5, n }, { {}, { 256 * n, 256 }, {}, {} } },
-                // Channels-last [N, C, H, W] (n channels) with dst every
-                // other element, padded: the reference walks it in memory
+                // Channels-last [N, C, H, W] (n channels) with dst's
+                // channels 256 apart: the reference walks it in memory
                 // order (select_plan::ref).
-                { "channels_last_dst_step2_padded",
+                { "channels_last_dst_step256",
                   { 2, n, 3, 4 },
                   { { 12 * n, 1, 4 * n, n },
                     { 12 * n, 1, 4 * n, n },
                     { 12 * n, 1, 4 * n, n },
-                    { 24 * n + 16, 2, 8 * n + 4, 2 * n + 1 } } },
+                    { 3072 * n, 256, 1024 * n, 256 * n } } },
             };
             for (const auto &rc : cases) {
                 const si::select_nd p = full_nd(rc.d, rc.st, w);
@@ -1779,13 +1781,13 @@ TEST_P(kernel_layouts, LayoutsLeftToTheReference) {
                           std::string(rc.name) + " " + nd_str(p));
             }
         }
-    // One long coalesced row (dst every other element of [3, 20000]:
-    // 60000 elements at stride 2) runs in blocks over the threads; rows
-    // of a few blocks and a last partial one, at 1 to 3 threads.
+    // One long coalesced row (dst every 256th element of [3, 700]: 2100
+    // elements) runs in blocks over the threads; rows of a few blocks and
+    // a last partial one, at 1 to 3 threads.
     for (int w : { 4, 2, 1, 8 })
         for (int nthr : { 1, 2, 3 }) {
             const si::select_nd p =
-                    full_nd({ 3, 20000 }, { {}, {}, {}, { 40000, 2 } }, w);
+                    full_nd({ 3, 700 }, { {}, {}, {}, { 700 * 256, 256 } }, w);
             const si::select_plan plan = si::plan_select(p, 0);
             EXPECT_FALSE(plan.kernel);
             EXPECT_EQ(plan.ref.ndims, 1) << nd_str(plan.ref);
@@ -1896,6 +1898,36 @@ TEST_P(kernel_layouts, SteppedInputs) {
                   { {}, { 100 * n, 100 }, {}, {} },
                   {},
                   "_ax100_" },
+                // dst with a step: the row kernel writes a buffer, the
+                // stepped kernel dst's elements from it.
+                { "dst_every_other",
+                  { 5, n },
+                  { {}, {}, {}, { 2 * n, 2 } },
+                  {},
+                  "_dx2" },
+                // dst's fastest dim, with a step of 2: the inputs, row-major,
+                // move n apart along it: gathered.
+                { "dst_column_step2",
+                  { 5, n },
+                  { {}, {}, {}, { 2, 10 } },
+                  {},
+                  "+a:" },
+                // Channels-last [N, C, H, W] (n channels) with dst every
+                // other element, padded.
+                { "channels_last_dst_step2_padded",
+                  { 2, n, 3, 4 },
+                  { nhwc,
+                    nhwc,
+                    nhwc,
+                    { 24 * n + 16, 2, 8 * n + 4, 2 * n + 1 } },
+                  {},
+                  "_dx2" },
+                // src_0 and dst with steps, a 0-D src_1.
+                { "src0_step3_dst_step5_src1_0d",
+                  { 5, n },
+                  { {}, { 3 * n + 2, 3 }, {}, { 5 * n, 5 } },
+                  { {}, {}, { 1 } },
+                  "_dx5" },
             };
             for (const auto &sc : cases) {
                 nd_spec s = full_spec(sc.d, w);
@@ -1913,7 +1945,9 @@ TEST_P(kernel_layouts, SteppedInputs) {
                 const si::select_plan plan = si::plan_select(p, 0);
                 EXPECT_NE(plan.kernel_str().find(sc.kernel), std::string::npos)
                         << desc << ": " << plan.kernel_str();
-                EXPECT_NE(plan.kernel_str().find("_ax"), std::string::npos)
+                EXPECT_TRUE(plan.kernel_str().find("_ax") != std::string::npos
+                            || plan.kernel_str().find("_dx")
+                                       != std::string::npos)
                         << desc << ": " << plan.kernel_str();
                 for (int nthr : { 1, 3 })
                     for (size_t ws :
@@ -1958,22 +1992,23 @@ TEST_P(kernel_layouts, SteppedInputs) {
 TEST_P(kernel_layouts, RandomSteppedLayouts) {
     // Random ranks 2 to 4, dims around the vector sizes, inputs broadcast
     // along random dims, every operand in its own random order (sometimes
-    // padded), one or two inputs with a step of 2 to 17 (now and then 300:
-    // the reference) along their fastest dim; threads and the non-temporal
-    // kernels at random. run_plan_case decides JIT or reference from the
-    // model (gathered, staged or neither) and compares with ref_select and
-    // the naive oracle.
-    std::mt19937_64 g(2929);
+    // padded), some operands (dst too) with a step of 2 to 17 (now and then
+    // 300: the reference) along their fastest dim; threads and the
+    // non-temporal kernels at random. run_plan_case decides JIT or reference
+    // from the model (gathered, staged or neither) and compares with ref_select
+    // and the naive oracle.
+    std::mt19937_64 g(2930);
     int fails = 0, jit_able = 0, staged = 0, gathered = 0;
     const int count = jit() ? 400 : 100;
     const int64_t steps[] = { 2, 2, 3, 4, 5, 8, 9, 16, 17, 300 };
     for (int i = 0; i < count; ++i) {
-        // Inputs with a step (a mask of 1 to 7, drawn at cond).
+        // Operands with a step (a mask of 1 to 15, drawn at dst, which
+        // is asked first).
         unsigned stepped = 0;
         const nd_spec s =
                 random_layout_spec(g, 3, 6000, 8 >> (i % 4), [&](int op) {
-                    if (op == si::op_cond)
-                        stepped = 1u + static_cast<unsigned>(g() % 7);
+                    if (op == si::op_dst)
+                        stepped = 1u + static_cast<unsigned>(g() % 15);
                     return (stepped >> op) & 1 ? steps[g() % 10] : 1;
                 });
         const si::select_nd p = make_nd(s);
@@ -1989,7 +2024,7 @@ TEST_P(kernel_layouts, RandomSteppedLayouts) {
     // for.
     EXPECT_GT(jit_able, count / 2);
     EXPECT_GT(gathered, count / 4);
-    EXPECT_GT(staged, count / 5);
+    EXPECT_GT(staged, count / 8);
 }
 
 TEST(kernel_layouts_fold, ReferenceWalksDstsMemoryOrder) {

@@ -275,17 +275,16 @@ TEST_P(kernel_nd, StridedInputsAndOutputs) {
             };
             const std::vector<strided_case> cases = {
                 // Rows of one element: the padded pitch is a step along
-                // the row, an input's staged by the stepped kernel, dst's
-                // the reference kernel's case; inputs with a step are
-                // staged so too.
+                // the row, gathered (dst: scattered) by the stepped
+                // kernel, as are operands with a step.
                 { "src0_padded_rows", 1, { n + 7, 1 }, true },
                 { "src1_padded_rows", 2, { n + 1, 1 }, true },
                 { "cond_padded_rows", 0, { n + 3, 1 }, true },
-                { "dst_padded_rows", 3, { n + 5, 1 }, n > 1 },
+                { "dst_padded_rows", 3, { n + 5, 1 }, true },
                 { "src0_inner_stride2", 1, { 2 * n, 2 }, true },
                 { "src1_inner_stride3", 2, { 3 * n + 1, 3 }, true },
                 { "cond_inner_stride2", 0, { 2 * n, 2 }, true },
-                { "dst_inner_stride2", 3, { 2 * n, 2 }, false },
+                { "dst_inner_stride2", 3, { 2 * n, 2 }, true },
                 { "src0_transposed", 1, { 1, r }, true },
                 { "dst_transposed", 3, { 1, r }, true },
             };
