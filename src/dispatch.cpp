@@ -45,16 +45,21 @@ std::string staged_str(const select_plan &plan) {
     return s;
 }
 
-// Operand `i` of a fold without tiles has a step of 2 to 255 elements
-// along the row: an input's rows are gathered by the stepped kernel
-// (select_plan::gather), dst's scattered (select_plan::scatter). Widened
-// rows (step 6) read only inputs that are vectors along the row, never
-// these.
+// Operand `i` of a fold without tiles has a step of 2 elements or more
+// along the row, its elements at most 64 bytes apart: an input's rows are
+// gathered by the stepped kernel (select_plan::gather), dst's scattered
+// (select_plan::scatter). Farther apart, each element is a line of its
+// own that the next row reads (writes) again: a transposed f64 dst with a
+// step of 2 over inputs in rows of 67 ran 0.40x as fast as the plain loop
+// gathered so (docs/performance.md), and such inputs are staged (copied in
+// their own memory order), such a dst left to the reference kernel, which
+// walks memory order. Widened rows (step 6) read only inputs that are
+// vectors along the row, never these.
 bool stepped_operand(const select_folded &f, int i) {
     const int64_t s = f.strides[i][f.ndims - 1];
     const int64_t w = operand_bytes(i, f.elem_size);
     return f.mode[i] == inner_mode::strided && !f.has_transposed() && s > 0
-           && s % w == 0 && s / w >= 2 && s / w <= 255;
+           && s % w == 0 && s / w >= 2 && s <= 64;
 }
 bool gathered_input(const select_folded &f, int i) {
     return i < op_dst && stepped_operand(f, i);

@@ -799,11 +799,12 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
     int tdim = -1;
     if (p.strides[si::op_dst][d] != 1) {
         tdim = contiguous_dim(si::op_dst);
-        // In dst's order, a dst with a step of 2 to 255 along the row and
-        // no stride-1 dim: scattered, nothing transposed, every input with
-        // a step of up to 255 along the row gathered.
+        // In dst's order, a dst with a step of 2 or more along the row,
+        // its elements at most 64 bytes apart, and no stride-1 dim:
+        // scattered, nothing transposed, every input with such a step
+        // along the row gathered.
         if (tdim < 0 && op == si::op_dst && p.strides[si::op_dst][d] >= 2
-            && p.strides[si::op_dst][d] <= 255) {
+            && p.strides[si::op_dst][d] * p.elem_size <= 64) {
             m.scattered = true;
         } else if (tdim < 0) {
             m.jit = false;
@@ -816,8 +817,9 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
     for (int i = 0; i < 3; ++i) {
         if (p.strides[i][d] == 0 || p.strides[i][d] == 1)
             continue;
+        const int64_t wi = i == si::op_cond ? 1 : p.elem_size;
         if (m.scattered) {
-            if (p.strides[i][d] > 255) {
+            if (p.strides[i][d] * wi > 64) {
                 m.jit = false;
                 return m;
             }
@@ -825,10 +827,11 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
             continue;
         }
         const int j = contiguous_dim(i);
-        // In dst's order, an input with a step of 2 to 255 along the row
-        // and no stride-1 dim: gathered, where nothing is transposed.
+        // In dst's order, an input with a step of 2 or more along the row
+        // (its elements at most 64 bytes apart) and no stride-1 dim:
+        // gathered, where nothing is transposed.
         if (j < 0 && op == si::op_dst && p.strides[i][d] >= 2
-            && p.strides[i][d] <= 255) {
+            && p.strides[i][d] * wi <= 64) {
             m.gathered |= 1u << i;
             continue;
         }

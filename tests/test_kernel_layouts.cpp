@@ -1906,12 +1906,14 @@ TEST_P(kernel_layouts, SteppedInputs) {
                   {},
                   "_dx2" },
                 // dst's fastest dim, with a step of 2: the inputs, row-major,
-                // move n apart along it: gathered.
+                // move n apart along it, 64 bytes or less for cond
+                // (gathered), more for the sources (staged, transposed into
+                // dst's memory order).
                 { "dst_column_step2",
                   { 5, n },
                   { {}, {}, {}, { 2, 10 } },
                   {},
-                  "+a:" },
+                  "_dx2" },
                 // Channels-last [N, C, H, W] (n channels) with dst every
                 // other element, padded.
                 { "channels_last_dst_step2_padded",
