@@ -91,10 +91,11 @@ private:
     const Reg64 reg_dst_ = r11;
     const Reg64 reg_n_ = rcx;
     const Reg64 reg_rows_ = rdx;
-    const Reg64 reg_i_ = rax;    // dst elements of the row done
-    const Reg64 reg_tmp_ = rsi;  //
-    const Reg64 reg_lim_ = rbx;  // saved
-    const Reg64 reg_src_ = r12;  // the next source element; saved
+    const Reg64 reg_i_ = rax;    // elements of the row done
+    const Reg64 reg_tmp_ = rsi;  // scratch
+    const Reg64 reg_lim_ = rbx;  // a loop limit or a span; saved
+    const Reg64 reg_src_ = r12;  // the operand with the step, at the row's
+                                 // next element (src_0's, or dst's); saved
     const Reg64 reg_ones_ = r13; // AVX-512: all ones; saved
 
     const Vmm vmm_out_ = Vmm(0);
