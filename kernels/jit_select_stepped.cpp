@@ -182,6 +182,8 @@ private:
     // AVX-512 `masked`: the row's last m = n - reg_i_ elements (1 to
     // units_): each source vector loaded under the mask of the row's span
     // (k_load_), dst stored under the mask of m lanes (k_store_).
+    // One vector of units_ elements at `a` (widened where unit_bytes()
+    // says), under k_load_ where `masked`.
     void load_src(const Vmm &v, const RegExp &a, bool masked) {
         const Address m = ptr[a];
         if constexpr (is_avx512) {
@@ -321,20 +323,23 @@ private:
         kmovd(k_load_, reg_tmp_.cvt32());
     }
 
+    // AVX-512, the row's last m = n - reg_i_ elements: `dense` gets the
+    // mask of their m lanes (of the dense side), reg_lim_ their span on the
+    // side with the step, (m - 1) * k + 1 elements from reg_src_.
+    void tail_span(const Opmask &dense) {
+        mov(reg_tmp_, reg_n_);
+        sub(reg_tmp_, reg_i_);
+        bzhi(reg_lim_.cvt32(), reg_ones_.cvt32(), reg_tmp_.cvt32());
+        kmovd(dense, reg_lim_.cvt32());
+        lea(reg_lim_, ptr[reg_tmp_ - 1]);
+        imul(reg_lim_, reg_lim_, k_);
+        inc(reg_lim_);
+    }
+
     void step(bool masked) {
         Label l_loaded;
-        if (masked) {
-            // m in reg_tmp_; the store mask, then the span: (m - 1) * k + 1
-            // source elements from reg_src_, in reg_lim_.
-            mov(reg_tmp_, reg_n_);
-            sub(reg_tmp_, reg_i_);
-            mov(reg_lim_.cvt32(), -1);
-            bzhi(reg_lim_.cvt32(), reg_lim_.cvt32(), reg_tmp_.cvt32());
-            kmovd(k_store_, reg_lim_.cvt32());
-            lea(reg_lim_, ptr[reg_tmp_ - 1]);
-            imul(reg_lim_, reg_lim_, k_);
-            inc(reg_lim_);
-        }
+        if (masked)
+            tail_span(k_store_);
         int at = 0; // the source vector reg_lim_ counts from
         if constexpr (is_avx512) {
             for (int p = 0; 2 * p < k_; ++p) {
@@ -476,39 +481,10 @@ private:
     // the mask of those lanes (and of the row's span).
     void scatter_step(bool masked) {
         Label l_done;
-        if (masked) {
-            mov(reg_tmp_, reg_n_);
-            sub(reg_tmp_, reg_i_);
-            bzhi(reg_lim_.cvt32(), reg_ones_.cvt32(), reg_tmp_.cvt32());
-            kmovd(k_load_, reg_lim_.cvt32());
-            // The span, (m - 1) * k + 1 dst elements, in reg_lim_.
-            lea(reg_lim_, ptr[reg_tmp_ - 1]);
-            imul(reg_lim_, reg_lim_, k_);
-            inc(reg_lim_);
-        }
-        const Address a = ptr[reg_src0_ + reg_i_ * w_];
-        switch (w_) {
-            case 1:
-                if (masked) {
-                    vmovdqu8(Xmm(vmm_t2_.getIdx()) | k_load_ | T_z, a);
-                    vpmovzxbd(vmm_t2_, Xmm(vmm_t2_.getIdx()));
-                } else {
-                    vpmovzxbd(vmm_t2_, a);
-                }
-                break;
-            case 2:
-                masked ? vmovdqu16(vmm_t2_ | k_load_ | T_z, a)
-                       : vmovdqu16(vmm_t2_, a);
-                break;
-            case 4:
-                masked ? vmovdqu32(vmm_t2_ | k_load_ | T_z, a)
-                       : vmovdqu32(vmm_t2_, a);
-                break;
-            default:
-                masked ? vmovdqu64(vmm_t2_ | k_load_ | T_z, a)
-                       : vmovdqu64(vmm_t2_, a);
-                break;
-        }
+        if (masked)
+            tail_span(k_load_);
+        // The dense source: the m lanes of the tail under k_load_.
+        load_src(vmm_t2_, reg_src0_ + reg_i_ * w_, masked);
         for (int j = 0; j < k_; ++j) {
             if (units_ > 16)
                 kmovd(k_perm_, ptr[rip + l_masks_ + 4 * j]);

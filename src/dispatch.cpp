@@ -120,6 +120,21 @@ bool stepped_fold(const select_folded &f, int &op, int &step) {
     return false;
 }
 
+// The stepped kernel's key (kernel_key::src0_step or dst_step: one of
+// `src0_step`, `dst_step` set): cond and src_1 scalar, regular stores.
+kernel_key stepped_key(kernel_isa isa, int elem_bytes, int64_t src0_step,
+                       int64_t dst_step) {
+    kernel_key k {};
+    k.isa = isa;
+    k.elem_size = static_cast<uint8_t>(elem_bytes);
+    k.cond_scalar = 1;
+    k.src1_scalar = 1;
+    k.unroll = 1;
+    k.src0_step = static_cast<uint8_t>(src0_step);
+    k.dst_step = static_cast<uint8_t>(dst_step);
+    return k;
+}
+
 // Whether operand `op` of `p` is contiguous (stride 1) along a dim larger
 // than 1.
 bool has_unit_stride(const select_nd &p, int op) {
@@ -563,25 +578,26 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         plan.cache_hit = true;
         return plan;
     }
+    auto &cache = kernel_cache::global();
+    bool hit = true;
+    auto get = [&](const kernel_key &k) {
+        bool h = false;
+        kernel_ptr kp = cache.get_or_create(
+                k, [&] { return create_jit_select_kernel(k); }, &h);
+        hit = hit && h;
+        return kp;
+    };
     if (stepped) {
         // One kernel, regular stores: a staging copy's (its plan is made
         // with no working set), or a Select of a per-row or 0-D cond.
-        kernel_key key {};
-        key.isa = isa;
-        key.elem_size = static_cast<uint8_t>(f.elem_size);
-        key.cond_scalar = 1;
-        key.src1_scalar = 1;
-        key.unroll = 1;
-        key.src0_step = static_cast<uint8_t>(step);
+        kernel_key key = stepped_key(isa, f.elem_size, step, 0);
         // select(c, a, b) == select(!c, b, a): the stepped source in the
         // src_0 slot.
         if (step_op == op_src1) {
             plan.swap = true;
             key.invert_cond = 1;
         }
-        bool hit = false;
-        plan.kernel = kernel_cache::global().get_or_create(
-                key, [&] { return create_jit_select_kernel(key); }, &hit);
+        plan.kernel = get(key);
         plan.working_set = working_set;
         plan.isa = isa;
         plan.cache_hit = hit;
@@ -617,42 +633,20 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         }
     set_row_len(f, plan.transpose, key);
 
-    auto &cache = kernel_cache::global();
-    bool hit = true;
-    auto get = [&](const kernel_key &k) {
-        bool h = false;
-        kernel_ptr kp = cache.get_or_create(
-                k, [&] { return create_jit_select_kernel(k); }, &h);
-        hit = hit && h;
-        return kp;
-    };
     plan.kernel = get(key);
     for (int i = 0; i < op_dst; ++i)
         if (gathered_input(plan.folded, i)) {
             // A true cond (the runner's) and its own elements: src_0's slot.
-            kernel_key kg {};
-            kg.isa = isa;
-            kg.elem_size = static_cast<uint8_t>(operand_bytes(i, f.elem_size));
-            kg.cond_scalar = 1;
-            kg.src1_scalar = 1;
-            kg.unroll = 1;
-            kg.src0_step = static_cast<uint8_t>(
-                    plan.folded.strides[i][f.ndims - 1] / kg.elem_size);
-            plan.gather[i] = get(kg);
+            const int w = operand_bytes(i, f.elem_size);
+            plan.gather[i] = get(stepped_key(
+                    isa, w, plan.folded.strides[i][f.ndims - 1] / w, 0));
         }
-    if (stepped_operand(plan.folded, op_dst)) {
-        // dst written from a buffer the row kernel fills: the copy of a
-        // true cond into dst's elements.
-        kernel_key ks {};
-        ks.isa = isa;
-        ks.elem_size = static_cast<uint8_t>(f.elem_size);
-        ks.cond_scalar = 1;
-        ks.src1_scalar = 1;
-        ks.unroll = 1;
-        ks.dst_step = static_cast<uint8_t>(
-                plan.folded.strides[op_dst][f.ndims - 1] / f.elem_size);
-        plan.scatter = get(ks);
-    }
+    // dst written from a buffer the row kernel fills: the copy of a true
+    // cond into dst's elements.
+    if (stepped_operand(plan.folded, op_dst))
+        plan.scatter = get(stepped_key(isa, f.elem_size, 0,
+                                       plan.folded.strides[op_dst][f.ndims - 1]
+                                               / f.elem_size));
     plan.working_set = working_set;
     const nt_policy policy = nt_stores_policy();
     // A transposed dst and nothing else transposed: the kernel that writes

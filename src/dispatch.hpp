@@ -409,7 +409,8 @@ transpose_key tuned_transpose_key(kernel_isa isa, int elem_bytes, bool nt);
 /// over more are split, by columns or by rows. The stepped kernel writes
 /// them, and the row kernel reads them back, from L1. On the Zen 4 guest,
 /// layout case L29 (1 thread) ran 1.2-1.5x as fast with 4 KiB as with 16
-/// or 64 KiB, and 1 to 2 KiB as 4 (docs/performance.md).
+/// or 64 KiB, and 1 to 2 KiB as 4 (docs/performance.md); unmeasured on
+/// Intel and on other AMD cores.
 constexpr int64_t gather_chunk_bytes = 4096;
 
 /// Source bytes per call of transpose_block (below).

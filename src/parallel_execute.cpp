@@ -48,6 +48,31 @@ constexpr int64_t min_bytes_per_thread = 64 * 1024;
 constexpr int64_t chunk_align = 64; // elements
 constexpr int64_t items_per_thread = 8;
 
+// The cond of a copy: a true byte, whose src_0 (the copied operand) every
+// element takes (staged inputs' copy plans, the stepped kernels' gathers
+// and scatters).
+const uint8_t true_cond = 1;
+
+// A stepped kernel's call (kernel_key::src0_step or dst_step) copying
+// `rows` rows of `n` elements from `from` to `to`, rows the given byte
+// strides apart: its true cond takes src_0 throughout, and src_1 is never
+// read.
+void copy_rows(select_kernel_fn k, const void *from, int64_t from_stride,
+               void *to, int64_t to_stride, uint64_t n, uint64_t rows) {
+    select_call_args c;
+    c.cond = &true_cond;
+    c.src0 = from;
+    c.src1 = from;
+    c.dst = to;
+    c.n = n;
+    c.rows = rows;
+    c.cond_stride = 0;
+    c.src0_stride = from_stride;
+    c.src1_stride = 0;
+    c.dst_stride = to_stride;
+    k(&c);
+}
+
 struct folded_runner {
     const select_folded &f;
     select_kernel_fn fn;
@@ -145,29 +170,20 @@ struct folded_runner {
     // Each gathered input of call `a`: its rows copied back to back into
     // its part of `buf`, where `a` then reads them.
     void gather_rows(select_call_args &a, char *buf) const {
-        static const uint8_t true_cond = 1;
         const void **ptr[op_dst] = { &a.cond, &a.src0, &a.src1 };
         int64_t *row_stride[op_dst] = { &a.cond_stride, &a.src0_stride,
                                         &a.src1_stride };
         for (int i = 0; i < op_dst; ++i) {
             if (!gather[i])
                 continue;
-            const int64_t w = operand_bytes(i, f.elem_size);
             char *const to = buf + i * gather_chunk_bytes;
-            select_call_args g;
-            g.cond = &true_cond;
-            g.src0 = *ptr[i];
-            g.src1 = *ptr[i]; // never read: cond is true
-            g.dst = to;
-            g.n = a.n;
-            g.rows = a.rows;
-            g.cond_stride = 0;
-            g.src0_stride = f.ndims >= 2 ? stride[i][f.ndims - 2] : 0;
-            g.src1_stride = 0;
-            g.dst_stride = static_cast<int64_t>(a.n) * w;
-            gather[i](&g);
+            const int64_t to_stride =
+                    static_cast<int64_t>(a.n) * operand_bytes(i, f.elem_size);
+            copy_rows(gather[i], *ptr[i],
+                      f.ndims >= 2 ? stride[i][f.ndims - 2] : 0, to, to_stride,
+                      a.n, a.rows);
             *ptr[i] = to;
-            *row_stride[i] = g.dst_stride;
+            *row_stride[i] = to_stride;
         }
     }
 
@@ -178,24 +194,12 @@ struct folded_runner {
             fn(&a);
             return;
         }
-        static const uint8_t true_cond = 1;
         void *const to = a.dst;
         const int64_t to_stride = a.dst_stride;
         a.dst = buf + op_dst * gather_chunk_bytes;
         a.dst_stride = static_cast<int64_t>(a.n) * f.elem_size;
         fn(&a);
-        select_call_args s;
-        s.cond = &true_cond;
-        s.src0 = a.dst;
-        s.src1 = a.dst; // never read: cond is true
-        s.dst = to;
-        s.n = a.n;
-        s.rows = a.rows;
-        s.cond_stride = 0;
-        s.src0_stride = a.dst_stride;
-        s.src1_stride = 0;
-        s.dst_stride = to_stride;
-        scatter(&s);
+        copy_rows(scatter, a.dst, a.dst_stride, to, to_stride, a.n, a.rows);
         a.dst = to;
         a.dst_stride = to_stride;
     }
@@ -1425,7 +1429,6 @@ executed execute_plan(const select_plan &plan, const select_nd &p,
         // The staged inputs first, each copied by its own plan (a true 0-D
         // cond picks its src_0, the input; its 0-D src_1 reads the input's
         // first element, never used), then read from the copies.
-        static const uint8_t true_cond = 1;
         // Before any byte of dst is written: a buffer that cannot be had
         // fails the execute whole.
         char *buf = nullptr;

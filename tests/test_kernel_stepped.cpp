@@ -17,12 +17,7 @@ using kernel_stepped = isa_test;
 /// One call: rows of n elements, src_0's `key.src0_step` elements apart
 /// (or dst's `key.dst_step`), cond and src_1 one element per row (row
 /// strides in bytes; 0: the same element for every row).
-struct stepped_case {
-    si::kernel_key key {};
-    uint64_t n = 1, rows = 1;
-    int64_t stride[4] = {};
-
-    int w() const { return key.elem_size; }
+struct stepped_case : abi_case {
     /// The step of operand `op` along the row (1: dense).
     int64_t step(int op) const {
         return op == si::op_src0 && key.src0_step ? key.src0_step
@@ -37,44 +32,13 @@ struct stepped_case {
                                     : ((n - 1) * step(op) + 1) * w();
         return (rows - 1) * static_cast<size_t>(stride[op]) + last;
     }
-    /// [rows, n] as ref_select sees it; with invert_cond the kernel's
-    /// src_0 is the nd's src_1.
+    /// abi_case's [rows, n] with the steps along the row.
     si::select_nd nd() const {
-        si::select_nd p;
-        p.ndims = 2;
-        p.dims[0] = static_cast<int64_t>(rows);
-        p.dims[1] = static_cast<int64_t>(n);
-        p.elem_size = w();
-        const int a = key.invert_cond ? si::op_src1 : si::op_src0;
-        const int b = key.invert_cond ? si::op_src0 : si::op_src1;
-        p.strides[si::op_cond][0] = stride[si::op_cond];
-        p.strides[a][0] = stride[si::op_src0] / w();
-        p.strides[a][1] = step(si::op_src0);
-        p.strides[b][0] = stride[si::op_src1] / w();
-        p.strides[si::op_dst][0] = stride[si::op_dst] / w();
+        si::select_nd p = abi_case::nd();
+        p.strides[key.invert_cond ? si::op_src1 : si::op_src0][1] =
+                step(si::op_src0);
         p.strides[si::op_dst][1] = step(si::op_dst);
         return p;
-    }
-    si::select_call_args args(const void *const *ptr) const {
-        si::select_call_args a {};
-        a.cond = ptr[0];
-        a.src0 = ptr[1];
-        a.src1 = ptr[2];
-        a.dst = const_cast<void *>(ptr[3]);
-        a.n = n;
-        a.rows = rows;
-        a.cond_stride = stride[0];
-        a.src0_stride = stride[1];
-        a.src1_stride = stride[2];
-        a.dst_stride = stride[3];
-        return a;
-    }
-    std::string str() const {
-        std::ostringstream os;
-        os << si::kernel_name(key) << " n=" << n << " rows=" << rows
-           << " strides(bytes)=" << stride[0] << "," << stride[1] << ","
-           << stride[2] << "," << stride[3];
-        return os.str();
     }
 };
 
@@ -153,7 +117,9 @@ TEST_P(kernel_stepped, KernelAbiEveryStepEveryTail) {
                                     fill_bytes(const_cast<void *>(ptr[op]),
                                                c.bytes(op), g);
                                 const auto want = transposed_want(c, ptr);
-                                const si::select_call_args a = c.args(ptr);
+                                const si::select_call_args a =
+                                        c.args(ptr[0], ptr[1], ptr[2],
+                                               const_cast<void *>(ptr[3]));
                                 kern->fn()(&a);
                                 KT_EXPECT(fails,
                                           bytes_equal(ptr[3], want.data(),
