@@ -797,6 +797,7 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
         }
     }
     int tdim = -1;
+    unsigned transposed = 0; // bit i: input i transposed
     if (p.strides[si::op_dst][d] != 1) {
         tdim = contiguous_dim(si::op_dst);
         // In dst's order, a dst with a step of 2 or more along the row,
@@ -840,16 +841,94 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
             return m;
         }
         tdim = j;
-        // An input broadcast along every other dim, with at least one such
+        transposed |= 1u << i;
+    }
+    if (m.gathered && tdim >= 0)
+        m.jit = false;
+    if (!m.jit || !transposed)
+        return m;
+    // Dims that step 4 of the fold merges into the row (d) or the tile dim
+    // (tdim): every operand contiguous from one into the next (or
+    // broadcast along both), chained outwards.
+    unsigned row_dims = 1u << d, tile_dims = 1u << tdim;
+    const auto chain = [&](unsigned &dims, int last) {
+        for (bool grew = true; grew;) {
+            grew = false;
+            for (int k = 0; k < p.ndims; ++k) {
+                if (p.dims[k] == 1 || ((row_dims | tile_dims) >> k) & 1)
+                    continue;
+                bool merges = true;
+                for (int i = 0; i < si::n_operands; ++i)
+                    merges = merges
+                             && p.strides[i][k]
+                                        == p.strides[i][last] * p.dims[last];
+                if (merges) {
+                    dims |= 1u << k;
+                    last = k;
+                    grew = true;
+                }
+            }
+        }
+        return last;
+    };
+    const int row_last = chain(row_dims, d);
+    const int tile_last = chain(tile_dims, tdim);
+    int64_t row_len = 1, tile_len = 1;
+    for (int k = 0; k < p.ndims; ++k) {
+        row_len *= (row_dims >> k) & 1 ? p.dims[k] : 1;
+        tile_len *= (tile_dims >> k) & 1 ? p.dims[k] : 1;
+    }
+    // With dst read as it is, the dim the fold places right outside the
+    // tile dim (op's next one in after the row and the tile dims), where
+    // steps 7 and 8 take it in. Pieces (step 7): the row under 1 KiB of
+    // dst, every transposed input moving along that dim and every other
+    // operand contiguous from the row into it; no input's tile is then
+    // the same for every outer index. Row groups (step 8): every transposed
+    // input contiguous from the tile dim into it, some input's lines along
+    // the tile dim under 512 bytes.
+    bool pieces = false;
+    if (!m.dst_transposed) {
+        int b = -1;
+        for (int k = 0; k < p.ndims; ++k)
+            if (!(((row_dims | tile_dims) >> k) & 1) && p.dims[k] != 1
+                && (b < 0 || p.strides[op][k] <= p.strides[op][b]))
+                b = k;
+        if (b >= 0) {
+            pieces = row_len * p.elem_size < si::short_row_bytes;
+            bool groups = true, short_line = false;
+            for (int i = 0; i < si::n_operands; ++i) {
+                const bool tr = (transposed >> i) & 1;
+                pieces = pieces
+                         && (tr ? p.strides[i][b] != 0
+                                : p.strides[i][b]
+                                             == p.strides[i][row_last]
+                                                        * p.dims[row_last]);
+                if (!tr)
+                    continue;
+                const int64_t w = i == si::op_cond ? 1 : p.elem_size;
+                groups = groups
+                         && p.strides[i][b]
+                                    == p.strides[i][tile_last]
+                                               * p.dims[tile_last];
+                short_line = short_line || tile_len * w < si::short_line_bytes;
+            }
+            if (!pieces && groups && short_line)
+                tile_dims |= 1u << b;
+        }
+    }
+    for (int i = 0; i < 3; ++i) {
+        if (!((transposed >> i) & 1))
+            continue;
+        // An input broadcast along every outer dim, with at least one such
         // dim, whose elements fit in 64 KiB is transposed from cache and
         // costs nothing.
         const int64_t w = i == si::op_cond ? 1 : p.elem_size;
-        bool outer = false, cached = true;
+        bool outer = false, cached = !pieces;
         int64_t bytes = w;
         for (int k = 0; k < p.ndims; ++k) {
             if (p.dims[k] == 1)
                 continue;
-            if (k != d && k != j) {
+            if (!(((row_dims | tile_dims) >> k) & 1)) {
                 outer = true;
                 cached = cached && p.strides[i][k] == 0;
             } else if (p.strides[i][k] != 0) {
@@ -859,8 +938,6 @@ inline fold_model model_fold_in_order(const si::select_nd &p, int op) {
         if (!(outer && cached && bytes <= 64 * 1024))
             m.cost += w;
     }
-    if (m.gathered && tdim >= 0)
-        m.jit = false;
     return m;
 }
 
@@ -1019,8 +1096,32 @@ inline void expected_row_len(const si::select_folded &f, bool nt,
     if (n < 1)
         return;
     if (f.has_transposed()) {
-        if (!flat && n * f.elem_size < 32)
+        if (flat)
+            return;
+        // In tiles, the padded rows' stream where each transposed input's
+        // scratch can take the pitch: the transposing kernel this CPU's
+        // tuning picks for it packs a row's columns at that pitch
+        // (transpose_packs_gaps), and the fold has no pieces.
+        bool padded = shared && pitch > n && pitch <= lanes && !f.piece
+                      && (avx512 || lanes % pitch == 0);
+        for (int i = 0; i < si::op_dst && padded; ++i) {
+            if (f.mode[i] != si::inner_mode::transposed)
+                continue;
+            const int w = i == si::op_cond ? 1 : f.elem_size;
+            const si::transpose_key tk = si::tuned_transpose_key(
+                    si::transpose_kernel_isa(k.isa, i, w, f.dims[nd - 2], n,
+                                             si::tiles_may_stream(f),
+                                             f.strides[i][nd - 1], false,
+                                             si::this_cpu_tuning()),
+                    w, false);
+            padded = si::transpose_packs_gaps(tk, n, pitch);
+        }
+        if (padded) {
+            k.row_pitch = static_cast<uint8_t>(pitch);
             k.row_len = static_cast<uint8_t>(n);
+        } else if (n * f.elem_size < 32) {
+            k.row_len = static_cast<uint8_t>(n);
+        }
         return;
     }
     if (shared && pitch > n && pitch <= lanes
