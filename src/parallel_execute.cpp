@@ -219,12 +219,23 @@ void repeat_row(char *buf, const void *row, int64_t bytes, int64_t k) {
         std::memcpy(buf + i * bytes, row, static_cast<size_t>(bytes));
 }
 
+// Blocks whose lines a copy prefetches (into L2), spread evenly over the
+// lines it copies, in address order: the next tile's inputs, at most one
+// block of each.
+struct copy_prefetch {
+    const char *at[op_dst] = {};
+    int64_t bytes[op_dst] = {};
+    int n = 0;
+};
+
 // Copies n bytes from src to dst, which lie at the same offset within a
 // cache line: with `nt`, the lines wholly inside [dst, dst + n) by
 // non-temporal stores and the partial lines at either end by regular ones,
 // so that a line shared with a neighbouring block (maybe another thread's)
-// is only ever written by regular stores. The caller fences.
-void copy_block(char *dst, const char *src, int64_t n, bool nt) {
+// is only ever written by regular stores, and the lines of `pf` (with
+// `nt` only) prefetched over them. The caller fences.
+void copy_block(char *dst, const char *src, int64_t n, bool nt,
+                const copy_prefetch *pf = nullptr) {
     if (!nt) {
         std::memcpy(dst, src, static_cast<size_t>(n));
         return;
@@ -233,6 +244,13 @@ void copy_block(char *dst, const char *src, int64_t n, bool nt) {
             static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) % 64);
     const int64_t head = std::min<int64_t>(n, (64 - mis) % 64);
     std::memcpy(dst, src, static_cast<size_t>(head));
+    // Bresenham's spread: `lines` prefetches over `steps` copied lines.
+    int64_t lines = 0;
+    for (int k = 0; pf && k < pf->n; ++k)
+        lines += (pf->bytes[k] + 63) / 64;
+    const int64_t steps = std::max<int64_t>(1, (n - head) / 64);
+    int64_t acc = 0, line = 0;
+    int blk = 0;
     int64_t i = head;
     for (; i + 64 <= n; i += 64) {
         const auto *s = reinterpret_cast<const __m128i *>(src + i);
@@ -241,6 +259,13 @@ void copy_block(char *dst, const char *src, int64_t n, bool nt) {
         _mm_stream_si128(d + 1, _mm_load_si128(s + 1));
         _mm_stream_si128(d + 2, _mm_load_si128(s + 2));
         _mm_stream_si128(d + 3, _mm_load_si128(s + 3));
+        for (acc += lines; acc >= steps && blk < pf->n; acc -= steps) {
+            _mm_prefetch(pf->at[blk] + line * 64, _MM_HINT_T2);
+            if (++line * 64 >= pf->bytes[blk]) {
+                ++blk;
+                line = 0;
+            }
+        }
     }
     std::memcpy(dst + i, src + i, static_cast<size_t>(n - i));
 }
@@ -315,7 +340,8 @@ struct tiled_runner {
     // prefetch_block_bytes names, where all of them fit pf_budget, are
     // prefetched (into L2) in address order over this tile's transposes.
     // With a transposed dst, the inputs read as they are, over dst's
-    // transposes, one input per band: on the Intel guest with a per-core
+    // transposes, one input per band (a staged dst streamed out: over its
+    // copy, copy_prefetch): on the Intel guest with a per-core
     // bandwidth cap, L15 bf16 ran 1.05-1.09x, L16 1.02-1.05x, the other
     // transposed-dst cases unchanged; blocks of 1 MB each (L12's, L13's
     // panels) without the budget ran 0.72-0.77x. Otherwise the transposed
@@ -916,7 +942,14 @@ struct tiled_runner {
             t.src_cached = 1;
             t.fence = 0;
             // This strip's share of each prefetched input block, one
-            // input per band of the transpose.
+            // input per band of the transpose; where the strip ends a
+            // staged tile that is streamed out, over that copy instead,
+            // whose non-temporal stores leave the reads idle (L15 bf16 on
+            // Zen 4: 1.06-1.14x as fast at 1 and 2 threads, f32 a tie;
+            // docs/performance.md, "The next tile's inputs over a staged
+            // dst's copy").
+            const bool pf_by_copy = stage && stage_nt && r0 + nr == tl.nr;
+            copy_prefetch cpf;
             const char *pf[op_dst] = {};
             int64_t pf_bytes[op_dst] = {};
             int n_pf = 0;
@@ -924,6 +957,11 @@ struct tiled_runner {
                 if (next[i] && !tr[i]) {
                     const auto [b0, b1] =
                             strip_share(next_bytes[i], s, n_strips);
+                    if (pf_by_copy) {
+                        cpf.at[cpf.n] = next[i] + b0;
+                        cpf.bytes[cpf.n++] = b1 - b0;
+                        continue;
+                    }
                     pf[n_pf] = next[i] + b0;
                     pf_bytes[n_pf++] = b1 - b0;
                 }
@@ -952,7 +990,7 @@ struct tiled_runner {
                 dtr->fn()(&t);
             }
             if (stage && r0 + nr == tl.nr)
-                copy_block(blk, stage, nc * stride[op_dst][in], stage_nt);
+                copy_block(blk, stage, nc * stride[op_dst][in], stage_nt, &cpf);
         }
     }
 };
