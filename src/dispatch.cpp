@@ -35,9 +35,9 @@ std::string transposes_str(const select_plan &plan,
     return s;
 }
 
-// "+stage_c[<copy plan's kernels>]" ... for the staged inputs.
+// "+stage_c[<copy plan's kernels>]" ... for the staged operands.
 std::string staged_str(const select_plan &plan) {
-    const char *names[op_dst] = { "c", "a", "b" };
+    const char *names[n_operands] = { "c", "a", "b", "d" };
     std::string s;
     for (const auto &st : plan.staged)
         s += std::string("+stage_") + names[st.op] + "[" + st.plan->kernel_str()
@@ -835,9 +835,9 @@ bool copies_by_transpose(const select_plan &plan) {
            && f.strides[op_dst][f.ndims - 1] == f.elem_size;
 }
 
-} // namespace
-
-select_plan plan_select(const select_nd &p, size_t working_set) {
+// The plan of `p` with inputs staged where that alone lets a kernel run
+// (staged_inputs).
+select_plan plan_staging_inputs(const select_nd &p, size_t working_set) {
     select_plan plan = plan_unstaged(p, working_set);
     // A kernel, the reference cap or nothing to do: no staging.
     if (plan.kernel || max_kernel_isa() == kernel_isa::ref || p.nelems() == 0)
@@ -854,7 +854,7 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
     for (int i = 0; i < op_dst; ++i) {
         if (!((mask >> i) & 1))
             continue;
-        select_plan::staged_input s;
+        select_plan::staged_operand s;
         s.op = i;
         s.copy = staging_copy(p, i);
         select_plan copy = plan_unstaged(s.copy, 0);
@@ -866,6 +866,44 @@ select_plan plan_select(const select_nd &p, size_t working_set) {
         plan.cache_hit = plan.cache_hit && s.plan->cache_hit;
         plan.staged.push_back(std::move(s));
     }
+    return plan;
+}
+
+} // namespace
+
+select_plan plan_select(const select_nd &p, size_t working_set) {
+    select_plan plan = plan_staging_inputs(p, working_set);
+    if (plan.kernel || max_kernel_isa() == kernel_isa::ref || p.nelems() == 0
+        || has_unit_stride(p, op_dst))
+        return plan;
+    // dst with a step (no stride-1 dim) that no fold takes as it is: the
+    // kernels write a buffer dense in dst's memory order, and a copy plan
+    // writes dst from it (select_plan::staged_operand), where both run a
+    // kernel. From DRAM 1.8-4.3x as fast as the reference kernel on Zen 4
+    // ([4096, 4096] f32, [2048, 2048] bf16); from the L3 a tie at 1 thread
+    // and 0.88x at 2 ([1024, 1024] f32; docs/performance.md, "A staged
+    // dst").
+    select_plan::staged_operand s;
+    s.op = op_dst;
+    s.copy.ndims = p.ndims;
+    s.copy.elem_size = p.elem_size;
+    select_nd q = p;
+    dense_in_order(p.ndims, p.dims, p.strides[op_dst], q.strides[op_dst]);
+    for (int d = 0; d < p.ndims; ++d) {
+        s.copy.dims[d] = p.dims[d];
+        s.copy.strides[op_src0][d] = q.strides[op_dst][d];
+        s.copy.strides[op_dst][d] = p.strides[op_dst][d];
+    }
+    select_plan staged = plan_staging_inputs(q, working_set);
+    select_plan copy = plan_unstaged(s.copy, 0);
+    if (!staged.kernel || !copy.kernel)
+        return plan;
+    plan = std::move(staged);
+    s.plan = std::make_shared<const select_plan>(std::move(copy));
+    s.offset = plan.staged_bytes;
+    plan.staged_bytes += (q.nelems() * q.elem_size + 63) / 64 * 64;
+    plan.cache_hit = plan.cache_hit && s.plan->cache_hit;
+    plan.staged.push_back(std::move(s));
     return plan;
 }
 

@@ -141,20 +141,26 @@ struct select_plan {
     kernel_ptr kernel_dt;
     kernel_ptr kernel_dt_nt;
 
-    /// Inputs staged: where no fold of the problem runs a JIT kernel
+    /// Operands staged: where no fold of the problem runs a JIT kernel
     /// (inputs in three or more dim orders), the fewest input bytes whose
     /// copies into dense buffers in dst's memory order let one run
     /// (plan_select). Each execute first copies them, each by a plan of its
     /// own (a Select of a true 0-D cond, the input as src_0 and a 0-D
     /// src_1), into a staging buffer of the calling thread; `folded` and
-    /// the kernels above read the copies.
-    struct staged_input {
-        int op = op_cond; ///< op_cond, op_src0 or op_src1
-        select_nd copy;   ///< the copy's problem; its dst is the buffer
+    /// the kernels above read the copies. Where that is not enough and dst
+    /// has a step (no stride-1 dim) beside an operand transposed against
+    /// it, dst is staged too, last: the kernels above write a buffer dense
+    /// in dst's memory order, and the copy plan then writes dst from it
+    /// (the buffer as src_0, dst as it is: the stepped kernel scatters).
+    struct staged_operand {
+        int op = op_cond; ///< op_cond, op_src0, op_src1 or op_dst
+        /// The copy's problem: into the buffer (an input), or from the
+        /// buffer (src_0) into dst (op_dst).
+        select_nd copy;
         std::shared_ptr<const select_plan> plan; ///< the copy's plan
         int64_t offset = 0; ///< bytes into the staging buffer
     };
-    std::vector<staged_input> staged;
+    std::vector<staged_operand> staged;
     int64_t staged_bytes = 0; ///< the staging buffer's size
     /// A staging copy's plan whose fold transposes src_0 alone into a dst
     /// contiguous along the row (plan_select): run only with a true 0-D
@@ -196,8 +202,9 @@ struct select_plan {
     /// by '|', then each transposing or gathering kernel ("+c:", "+a:",
     /// "+b:", "+d:"),
     /// dst's nt variant after a '|', the kernels writing a transposed dst
-    /// ("+dt:", joined by '|'), then each staged input's copy plan
-    /// ("+stage_c[...]", "+stage_a[...]", "+stage_b[...]") (verbose compile
+    /// ("+dt:", joined by '|'), then each staged operand's copy plan
+    /// ("+stage_c[...]", "+stage_a[...]", "+stage_b[...]", "+stage_d[...]")
+    /// (verbose compile
     /// lines).
     std::string kernel_str() const;
     /// The kernels an execute ran, in the same form with one variant each

@@ -1463,6 +1463,10 @@ executed execute_plan(const select_plan &plan, const select_nd &p,
         ref_select(plan.ref, cond, src0, src1, dst, nthreads);
         return {};
     }
+    // A staged dst (last in plan.staged): the kernels write the buffer,
+    // and its copy plan then writes dst from it.
+    const select_plan::staged_operand *dst_copy = nullptr;
+    void *user_dst = dst;
     if (!plan.staged.empty()) {
         // The staged inputs first, each copied by its own plan (a true 0-D
         // cond picks its src_0, the input; its 0-D src_1 reads the input's
@@ -1479,11 +1483,17 @@ executed execute_plan(const select_plan &plan, const select_nd &p,
                          + select_port_names[st.op];
             fail(status::out_of_memory, "Select: no memory for the ",
                  plan.staged_bytes, "-byte staging copy of ", ports,
-                 " (inputs in three or more dim orders)");
+                 " (operands in three or more dim orders, or dst with a "
+                 "step)");
         }
         const void *in[op_dst] = { cond, src0, src1 };
         for (const auto &st : plan.staged) {
             char *const to = buf + st.offset;
+            if (st.op == op_dst) {
+                dst_copy = &st;
+                dst = to;
+                continue;
+            }
             (void)execute_plan(*st.plan, st.copy, &true_cond, in[st.op],
                                in[st.op], to, nthreads);
             in[st.op] = to;
@@ -1519,6 +1529,9 @@ executed execute_plan(const select_plan &plan, const select_nd &p,
                       + "," + times
                       + ",stores:" + store_kind_name(plan.tuner->current()));
     }
+    if (dst_copy)
+        (void)execute_plan(*dst_copy->plan, dst_copy->copy, &true_cond, dst,
+                           dst, user_dst, nthreads);
     return { used, stores_nt(kind) };
 }
 

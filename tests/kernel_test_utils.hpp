@@ -752,7 +752,9 @@ struct fold_model {
     int inner = -1;  ///< the unfolded dim that is the row
     bool dst_transposed = false;
     /// Inputs staged first (bit i: operand i), copied dense in dst's
-    /// memory order; the rest of the model is the staged problem's.
+    /// memory order, and dst (bit op_dst) written to a buffer dense in its
+    /// own order and copied into dst last; the rest of the model is the
+    /// staged problem's.
     unsigned staged = 0;
     /// Bytes per element through a transpose from memory (an input
     /// broadcast along every outer dim and small enough counts for none).
@@ -980,14 +982,16 @@ inline bool model_unit_stride(const si::select_nd &p, int op) {
 /// `p` with the inputs in `mask` read from copies dense in dst's memory
 /// order (an input with no stride-1 dim: in its own): over each input's
 /// own dims (1 where it is broadcast), the dims ordered by dst's (the
-/// input's) strides (ties: the logical order), the last fastest.
+/// input's) strides (ties: the logical order), the last fastest. With bit
+/// op_dst, dst too, written to such a buffer.
 inline si::select_nd staged_model_problem(const si::select_nd &p,
                                           unsigned mask) {
     si::select_nd q = p;
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < si::n_operands; ++i) {
         if (!((mask >> i) & 1))
             continue;
-        const int by = model_unit_stride(p, i) ? si::op_dst : i;
+        const int by =
+                i == si::op_dst || model_unit_stride(p, i) ? si::op_dst : i;
         std::vector<int> order(static_cast<size_t>(p.ndims));
         for (int d = 0; d < p.ndims; ++d)
             order[static_cast<size_t>(d)] = d;
@@ -1009,7 +1013,8 @@ inline si::select_nd staged_model_problem(const si::select_nd &p,
 /// whose smallest stride along a dim larger than 1 is 1 (or, copied by the
 /// stepped kernel, 2 to 255), the set of the fewest bytes (then the lowest
 /// mask) whose staging makes the problem JIT-able without the stepped
-/// kernel.
+/// kernel; else, for a dst with no stride-1 dim, with dst staged too
+/// (src/dispatch.cpp, plan_select) where the copy into dst is JIT-able.
 inline fold_model expected_fold(const si::select_nd &p) {
     fold_model best = expected_fold_unstaged(p);
     if (best.jit || p.nelems() == 0)
@@ -1044,6 +1049,24 @@ inline fold_model expected_fold(const si::select_nd &p) {
             best = m;
             best_bytes = b;
         }
+    }
+    if (best.jit || model_unit_stride(p, si::op_dst))
+        return best;
+    // dst with a step staged last: the problem with dst dense in its own
+    // order (inputs staged as it needs), where the copy from that buffer
+    // into dst runs a kernel too.
+    const unsigned dst_bit = 1u << si::op_dst;
+    const si::select_nd q = staged_model_problem(p, dst_bit);
+    fold_model m = expected_fold(q);
+    si::select_nd c = q;
+    for (int d = 0; d < p.ndims; ++d) {
+        c.strides[si::op_cond][d] = c.strides[si::op_src1][d] = 0;
+        c.strides[si::op_src0][d] = q.strides[si::op_dst][d];
+        c.strides[si::op_dst][d] = p.strides[si::op_dst][d];
+    }
+    if (m.jit && expected_fold_unstaged(c).jit) {
+        m.staged |= dst_bit;
+        return m;
     }
     return best;
 }

@@ -369,6 +369,49 @@ TEST_P(kernel_guard, SteppedOperandsAgainstGuards) {
             }
 }
 
+TEST_P(kernel_guard, StagedDstAgainstGuards) {
+    // dst every third element beside src_0 column-major with a step of 2:
+    // src_0 is staged in its own order, the kernels write a buffer dense
+    // in dst's order, and the stepped kernel scatters it into dst
+    // (select_plan::staged_operand, op_dst). Every pass must stay inside
+    // the tensors.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 8, 4, 2, 1 })
+        for (int64_t m : { 3, 17, 40, 70 })
+            for (int64_t n : { 1, 2, 15, 16, 33, 70 }) {
+                nd_spec s;
+                s.w = w;
+                for (int op = 0; op < 3; ++op)
+                    s.in[op] = { m, n };
+                s.strides[1] = { 2, 2 * m };
+                s.strides[3] = { 3 * n, 3 };
+                const si::select_nd p = make_nd(s);
+                guard_set gs(static_cast<size_t>(3 * m * n * w + 64));
+                ASSERT_TRUE(gs.ok());
+                gs.fill(g);
+                const si::select_plan plan = si::plan_select(p, 0);
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), nd_str(p));
+                const bool dst_staged = !plan.staged.empty()
+                                        && plan.staged.back().op == si::op_dst;
+                // One row or one column folds without a transpose, and
+                // src_0's copy (dense in its own order) with its elements
+                // at most 64 bytes apart along dst's rows is gathered:
+                // dst is staged only past that.
+                const bool staged_want = m > 1 && n > 1 && m * w > 64;
+                KT_EXPECT(fails,
+                          ::testing::AssertionResult(
+                                  !jit() || dst_staged == staged_want)
+                                  << plan.kernel_str(),
+                          nd_str(p));
+                for (bool at_end : { true, false })
+                    KT_EXPECT(fails,
+                              run_against_guards(gs, p, plan, at_end, 2,
+                                                 naive_select),
+                              nd_str(p));
+            }
+}
+
 SELGRAPH_INSTANTIATE_PER_ISA(kernel_guard);
 
 } // namespace

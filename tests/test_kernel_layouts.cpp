@@ -1997,10 +1997,10 @@ TEST_P(kernel_layouts, RandomSteppedLayouts) {
     // padded), some operands (dst too) with a step of 2 to 17 (now and then
     // 300: the reference) along their fastest dim; threads and the
     // non-temporal kernels at random. run_plan_case decides JIT or reference
-    // from the model (gathered, staged or neither) and compares with ref_select
-    // and the naive oracle.
+    // from the model (gathered, inputs or dst staged, or neither) and compares
+    // with ref_select and the naive oracle.
     std::mt19937_64 g(2929);
-    int fails = 0, jit_able = 0, staged = 0, gathered = 0;
+    int fails = 0, jit_able = 0, staged = 0, gathered = 0, dst_staged = 0;
     const int count = jit() ? 400 : 100;
     const int64_t steps[] = { 2, 2, 3, 4, 5, 8, 9, 16, 17, 300 };
     for (int i = 0; i < count; ++i) {
@@ -2016,17 +2016,19 @@ TEST_P(kernel_layouts, RandomSteppedLayouts) {
         const si::select_nd p = make_nd(s);
         jit_able += expect_jit_able(p);
         staged += expected_fold(p).staged != 0;
+        dst_staged += (expected_fold(p).staged >> si::op_dst) & 1;
         gathered += expected_fold(p).gathered != 0;
         const plan_run_opts o = random_run_opts(g, s.w);
         KT_EXPECT(fails, run_plan_case(p, kisa(), o, g),
                   "random case " + std::to_string(i) + " " + nd_str(p)
                           + " nthreads " + std::to_string(o.nthreads));
     }
-    // Mostly JIT-able through gathers and staged copies: what the test is
-    // for.
+    // Mostly JIT-able through gathers and staged copies (some with dst
+    // staged): what the test is for.
     EXPECT_GT(jit_able, count / 2);
     EXPECT_GT(gathered, count / 4);
     EXPECT_GT(staged, count / 8);
+    EXPECT_GT(dst_staged, count / 100);
 }
 
 TEST(kernel_layouts_fold, ReferenceWalksDstsMemoryOrder) {
