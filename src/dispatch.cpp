@@ -245,7 +245,10 @@ cpu_tuning tuning_of(cpu_kind k) {
             // transposes of dst lines a multiple of 256 bytes apart ran L24
             // 1.07-1.13x as fast, and AVX-512's byte carry L23 1.05-1.08x;
             // the packed kernels' prefetch ran L18 from DRAM 1.44-1.47x as
-            // long, and is not taken.
+            // long, and is not taken. AVX2's packed kernel of 12 and 13
+            // f32 channels ran 1.06-1.2x as fast as AVX-512's, from the L3
+            // and from DRAM (L18), and tied on tensors of a few MB ("AVX2's
+            // packed kernel for 12 and 13 channels").
             t.ymm_input_transposes_words = true;
             t.ymm_input_transposes_dwords = true;
             t.ymm_dst_nt_transposes_four_lines = true;
@@ -254,6 +257,7 @@ cpu_tuning tuning_of(cpu_kind k) {
             t.dt_words = true;
             t.dt_prefetch_words = true;
             t.dt_prefetch_dwords = true;
+            t.ymm_packed_dt_dwords = true;
             t.dst_rows_per_thread = false;
             break;
         case cpu_kind::amd_zen5:
@@ -315,6 +319,7 @@ constexpr tuning_rule tuning_rules[] = {
     { "dt_prefetch_words", &cpu_tuning::dt_prefetch_words },
     { "dt_prefetch_dwords", &cpu_tuning::dt_prefetch_dwords },
     { "dt_prefetch_packed", &cpu_tuning::dt_prefetch_packed },
+    { "ymm_packed_dt_dwords", &cpu_tuning::ymm_packed_dt_dwords },
     { "dst_rows_per_thread", &cpu_tuning::dst_rows_per_thread },
 };
 static_assert(sizeof(cpu_tuning)
@@ -696,6 +701,12 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     // lanes.
     if ((kdt.dt_cols || kdt.dt_rows) && f.elem_size == 1
         && kdt.isa == kernel_isa::avx512_core)
+        kdt.isa = kernel_isa::avx2;
+    // 4-byte elements into 12 or 13 dst lines: AVX2's packed kernel where
+    // the CPU's tuning says so (cpu_tuning::ymm_packed_dt_dwords).
+    if (kdt.dt_cols >= 12 && kdt.dt_cols <= max_packed_lanes_avx2
+        && f.elem_size == 4 && kdt.isa == kernel_isa::avx512_core
+        && tuning.ymm_packed_dt_dwords)
         kdt.isa = kernel_isa::avx2;
     // The packed kernels' input prefetch, per CPU (cpu_tuning).
     if ((kdt.dt_cols || kdt.dt_rows) && kdt.isa == kernel_isa::avx512_core)
