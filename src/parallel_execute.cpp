@@ -219,10 +219,10 @@ void repeat_row(char *buf, const void *row, int64_t bytes, int64_t k) {
         std::memcpy(buf + i * bytes, row, static_cast<size_t>(bytes));
 }
 
-// Blocks whose lines a copy prefetches (into L2), spread evenly over the
-// lines it copies, in address order: the next tile's inputs, at most one
-// block of each.
-struct copy_prefetch {
+// Blocks of the next tile's inputs to prefetch (into L2), at most one of
+// each: spread over dst's transposes, one per band, or over a copy's
+// lines (copy_block), in address order.
+struct prefetch_blocks {
     const char *at[op_dst] = {};
     int64_t bytes[op_dst] = {};
     int n = 0;
@@ -235,7 +235,7 @@ struct copy_prefetch {
 // is only ever written by regular stores, and the lines of `pf` (with
 // `nt` only) prefetched over them. The caller fences.
 void copy_block(char *dst, const char *src, int64_t n, bool nt,
-                const copy_prefetch *pf = nullptr) {
+                const prefetch_blocks *pf = nullptr) {
     if (!nt) {
         std::memcpy(dst, src, static_cast<size_t>(n));
         return;
@@ -341,7 +341,7 @@ struct tiled_runner {
     // prefetched (into L2) in address order over this tile's transposes.
     // With a transposed dst, the inputs read as they are, over dst's
     // transposes, one input per band (a staged dst streamed out: over its
-    // copy, copy_prefetch): on the Intel guest with a per-core
+    // copy, copy_block): on the Intel guest with a per-core
     // bandwidth cap, L15 bf16 ran 1.05-1.09x, L16 1.02-1.05x, the other
     // transposed-dst cases unchanged; blocks of 1 MB each (L12's, L13's
     // panels) without the budget ran 0.72-0.77x. Otherwise the transposed
@@ -948,23 +948,16 @@ struct tiled_runner {
             // Zen 4: 1.06-1.14x as fast at 1 and 2 threads, f32 a tie;
             // docs/performance.md, "The next tile's inputs over a staged
             // dst's copy").
-            const bool pf_by_copy = stage && stage_nt && r0 + nr == tl.nr;
-            copy_prefetch cpf;
-            const char *pf[op_dst] = {};
-            int64_t pf_bytes[op_dst] = {};
-            int n_pf = 0;
+            prefetch_blocks pf;
             for (int i = 0; i < op_dst; ++i)
                 if (next[i] && !tr[i]) {
                     const auto [b0, b1] =
                             strip_share(next_bytes[i], s, n_strips);
-                    if (pf_by_copy) {
-                        cpf.at[cpf.n] = next[i] + b0;
-                        cpf.bytes[cpf.n++] = b1 - b0;
-                        continue;
-                    }
-                    pf[n_pf] = next[i] + b0;
-                    pf_bytes[n_pf++] = b1 - b0;
+                    pf.at[pf.n] = next[i] + b0;
+                    pf.bytes[pf.n++] = b1 - b0;
                 }
+            const bool pf_by_copy = stage && stage_nt && r0 + nr == tl.nr;
+            const int n_pf = pf_by_copy ? 0 : pf.n;
             // Bands of a multiple of 32 rows with a carry (64 for AVX-512's
             // byte kernel), so that each of a band's rows is in a whole
             // register tile of the kernel (then carried) in every strip or
@@ -983,14 +976,15 @@ struct tiled_runner {
                 t.dst = d0 + b0 * stride[op_dst][in];
                 t.rows = static_cast<uint64_t>(std::min(band, nc - b0));
                 t.carry = carry ? carry + b0 * 64 : nullptr;
-                t.pf_next = k < n_pf ? pf[k] : nullptr;
+                t.pf_next = k < n_pf ? pf.at[k] : nullptr;
                 t.pf_next_bytes =
-                        k < n_pf ? static_cast<uint64_t>(pf_bytes[k]) : 0;
+                        k < n_pf ? static_cast<uint64_t>(pf.bytes[k]) : 0;
                 ++k;
                 dtr->fn()(&t);
             }
             if (stage && r0 + nr == tl.nr)
-                copy_block(blk, stage, nc * stride[op_dst][in], stage_nt, &cpf);
+                copy_block(blk, stage, nc * stride[op_dst][in], stage_nt,
+                           pf_by_copy ? &pf : nullptr);
         }
     }
 };

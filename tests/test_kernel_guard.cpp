@@ -374,7 +374,7 @@ TEST_P(kernel_guard, StagedDstAgainstGuards) {
     // src_0 is staged in its own order, the kernels write a buffer dense
     // in dst's order, and the stepped kernel scatters it into dst
     // (select_plan::staged_operand, op_dst). Every pass must stay inside
-    // the tensors.
+    // the tensors, at 1 to 3 threads.
     auto &g = rng();
     int fails = 0;
     for (int w : { 8, 4, 2, 1 })
@@ -404,11 +404,7 @@ TEST_P(kernel_guard, StagedDstAgainstGuards) {
                                   !jit() || dst_staged == staged_want)
                                   << plan.kernel_str(),
                           nd_str(p));
-                for (bool at_end : { true, false })
-                    KT_EXPECT(fails,
-                              run_against_guards(gs, p, plan, at_end, 2,
-                                                 naive_select),
-                              nd_str(p));
+                run_guarded_1_to_3(fails, gs, p, plan, nd_str(p));
             }
 }
 
