@@ -46,14 +46,13 @@
 // (or a fill with) the chosen source, decided once per row.
 #include "jit_select.hpp"
 
-#include <new>
 #include <numeric>
 
 #include <xbyak/xbyak.h>
 
+#include "jit_generator.hpp"
 #include "src/common.hpp"
 #include "src/cpu_isa.hpp"
-#include "src/verbose.hpp"
 
 namespace selgraph {
 namespace impl {
@@ -97,25 +96,17 @@ namespace {
 using namespace Xbyak;
 
 template <kernel_isa isa, typename Vmm>
-class jit_select_t : public CodeGenerator, public select_kernel {
+class jit_select_t : public jit_generator<select_kernel> {
 public:
     explicit jit_select_t(const kernel_key &key)
-        : CodeGenerator(4096, AutoGrow)
-        , key_(key)
-        , name_(kernel_name(key))
+        : jit_generator(key, 4096)
         , w_(key.elem_size)
         , lw_(ilog2(key.elem_size))
         , lanes_(vlen / key.elem_size)
         , unroll_(key.unroll) {
         generate();
-        // W^X: the buffer was only ever read+write; now read+execute.
-        readyRE();
-        fn_ = getCode<select_kernel_fn>();
+        ready();
     }
-
-    select_kernel_fn fn() const override { return fn_; }
-    const std::string &name() const override { return name_; }
-    const kernel_key &key() const override { return key_; }
 
 private:
     static constexpr bool is_avx512 = isa == kernel_isa::avx512_core;
@@ -952,14 +943,10 @@ private:
     }
 
     void generate() {
-        // Preamble.
-        push(rbx);
-        push(r12);
-        if (saves_r13_r15()) {
-            push(r13);
-            push(r14);
-            push(r15);
-        }
+        if (saves_r13_r15())
+            push_saved({ rbx, r12, r13, r14, r15 });
+        else
+            push_saved({ rbx, r12 });
         mov(reg_cond_, ptr[reg_param_ + offsetof(select_call_args, cond)]);
         mov(reg_src0_, ptr[reg_param_ + offsetof(select_call_args, src0)]);
         mov(reg_src1_, ptr[reg_param_ + offsetof(select_call_args, src1)]);
@@ -1030,21 +1017,8 @@ private:
     }
 
     void postamble() {
-        if (key_.nt_stores) {
-            Label l_no_fence;
-            cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
-            je(l_no_fence, T_NEAR);
-            sfence();
-            L(l_no_fence);
-        }
-        vzeroupper();
-        if (saves_r13_r15()) {
-            pop(r15);
-            pop(r14);
-            pop(r13);
-        }
-        pop(r12);
-        pop(rbx);
+        end_vector_code(reg_param_);
+        pop_saved();
         ret();
         if (rotating_rows()) {
             // The row lanes of vectors 0 .. period + unroll - 1: an
@@ -1095,13 +1069,10 @@ private:
                 [&](int bytes) { copy_part(src, scalar, vs, bytes); });
     }
 
-    const kernel_key key_;
-    const std::string name_;
     const int w_;
     const int lw_; // log2(w_)
     const int lanes_;
     const int unroll_;
-    select_kernel_fn fn_ = nullptr;
 };
 
 } // namespace
@@ -1139,26 +1110,17 @@ create_jit_select_kernel(const kernel_key &key) {
     if (!key_ok)
         fail(status::unimplemented, "Select JIT: no kernel for ",
              kernel_name(key));
-    try {
-        if (key.src0_step || key.dst_step)
-            return create_jit_select_stepped_kernel(key);
-        if (key.dst_transposed)
-            return create_jit_select_dt_kernel(key);
-        switch (key.isa) {
-            case kernel_isa::avx512_core:
-                return make_jit_kernel<
-                        jit_select_t<kernel_isa::avx512_core, Zmm>>(key);
-            case kernel_isa::avx2:
-                return make_jit_kernel<jit_select_t<kernel_isa::avx2, Ymm>>(
-                        key);
-            default: break;
-        }
-    } catch (const Xbyak::Error &e) {
-        fail(status::runtime_error, "Select JIT: generating ", kernel_name(key),
-             " failed: ", e.what());
-    } catch (const std::bad_alloc &) {
-        fail(status::out_of_memory, "Select JIT: out of memory generating ",
-             kernel_name(key));
+    if (key.src0_step || key.dst_step)
+        return create_jit_select_stepped_kernel(key);
+    if (key.dst_transposed)
+        return create_jit_select_dt_kernel(key);
+    switch (key.isa) {
+        case kernel_isa::avx512_core:
+            return make_jit_kernel<jit_select_t<kernel_isa::avx512_core, Zmm>>(
+                    key);
+        case kernel_isa::avx2:
+            return make_jit_kernel<jit_select_t<kernel_isa::avx2, Ymm>>(key);
+        default: break;
     }
     fail(status::unimplemented, "Select JIT: no kernel for ", kernel_name(key));
 }

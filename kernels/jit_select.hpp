@@ -5,20 +5,9 @@
 #include <memory>
 
 #include "select_kernel.hpp"
-#include "src/verbose.hpp"
 
 namespace selgraph {
 namespace impl {
-
-/// A generator of type Gen (an Xbyak::CodeGenerator and select_kernel,
-/// generated and made read+execute by its constructor) for `key`, its code
-/// reported to the verbose and profiling hooks.
-template <typename Gen>
-std::shared_ptr<const select_kernel> make_jit_kernel(const kernel_key &key) {
-    auto gen = std::make_shared<Gen>(key);
-    jit_generated(gen->name(), gen->getCode(), gen->getSize());
-    return gen;
-}
 
 /// Generates the Xbyak kernel for `key` (isa avx2 or avx512_core). The code
 /// pages are made read+execute, never writable and executable at once. A

@@ -58,13 +58,11 @@
 // (vmovntdq); the caller guarantees dst and dst_stride are multiples of 64
 // bytes, so each is one whole cache line. The masked pieces of a row tail
 // are stored as regular stores.
-#include <new>
-
 #include <xbyak/xbyak.h>
 
+#include "jit_generator.hpp"
 #include "jit_select.hpp"
 #include "src/common.hpp"
-#include "src/verbose.hpp"
 
 namespace selgraph {
 namespace impl {
@@ -93,24 +91,16 @@ void prefetch_row(CodeGenerator &g, const kernel_key &key, const Reg64 &pc,
     g.prefetcht2(g.ptr[pc + pf]);
 }
 
-class jit_select_dt_t : public CodeGenerator, public select_kernel {
+class jit_select_dt_t : public jit_generator<select_kernel> {
 public:
     explicit jit_select_dt_t(const kernel_key &key)
-        : CodeGenerator(8192, AutoGrow)
-        , key_(key)
-        , name_(kernel_name(key))
+        : jit_generator(key, 8192)
         , w_(key.elem_size)
         , rb_(64 / key.elem_size)
         , cb_(key.elem_size == 2 ? 32 : blk) {
         generate();
-        // W^X: the buffer was only ever read+write; now read+execute.
-        readyRE();
-        fn_ = getCode<select_kernel_fn>();
+        ready();
     }
-
-    select_kernel_fn fn() const override { return fn_; }
-    const std::string &name() const override { return name_; }
-    const kernel_key &key() const override { return key_; }
 
 private:
     static constexpr int blk = 16; // columns of a block; 4-byte: rows too
@@ -413,12 +403,7 @@ private:
     }
 
     void generate() {
-        push(rbx);
-        push(rbp);
-        push(r12);
-        push(r13);
-        push(r14);
-        push(r15);
+        push_saved({ rbx, rbp, r12, r13, r14, r15 });
         // A 64-byte aligned frame; the caller's rsp at [rsp + 8].
         mov(rax, rsp);
         and_(rsp, -64);
@@ -466,22 +451,11 @@ private:
         columns(true);
 
         L(l_end);
-        if (key_.nt_stores) {
-            Label l_no_fence;
+        if (key_.nt_stores)
             mov(reg_param_, ptr[rsp + 16]);
-            cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
-            je(l_no_fence, T_NEAR);
-            sfence();
-            L(l_no_fence);
-        }
-        vzeroupper();
+        end_vector_code(reg_param_);
         mov(rsp, ptr[rsp + 8]);
-        pop(r15);
-        pop(r14);
-        pop(r13);
-        pop(r12);
-        pop(rbp);
-        pop(rbx);
+        pop_saved();
         ret();
     }
 
@@ -490,12 +464,9 @@ private:
     // 16 rows after their transposes (16 registers).
     static constexpr int stage_off = 64;
 
-    const kernel_key key_;
-    const std::string name_;
     const int w_;  // element bytes, 2 or 4
     const int rb_; // rows of a block: one 64-byte dst piece per column
     const int cb_; // columns of a block: one input line (2-byte) or 16
-    select_kernel_fn fn_ = nullptr;
 };
 
 // AVX2: blocks of 16 rows by 8 columns, each half of 8 rows selected into
@@ -518,20 +489,13 @@ private:
 // half not at all where 8 rows or fewer remain. No load or store reaches
 // past a tensor, masked or not: vpmaskmovd would rely on masked-off lanes
 // not faulting, which AMD documents as implementation-dependent.
-class jit_select_dt_avx2_t : public CodeGenerator, public select_kernel {
+class jit_select_dt_avx2_t : public jit_generator<select_kernel> {
 public:
     explicit jit_select_dt_avx2_t(const kernel_key &key)
-        : CodeGenerator(8192, AutoGrow)
-        , key_(key)
-        , name_(kernel_name(key)) {
+        : jit_generator(key, 8192) {
         generate();
-        readyRE();
-        fn_ = getCode<select_kernel_fn>();
+        ready();
     }
-
-    select_kernel_fn fn() const override { return fn_; }
-    const std::string &name() const override { return name_; }
-    const kernel_key &key() const override { return key_; }
 
 private:
     const Reg64 reg_param_ = rdi; // spilled; then the columns left (tails)
@@ -793,12 +757,7 @@ private:
     }
 
     void generate() {
-        push(rbx);
-        push(rbp);
-        push(r12);
-        push(r13);
-        push(r14);
-        push(r15);
+        push_saved({ rbx, rbp, r12, r13, r14, r15 });
         sub(rsp, frame);
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         mov(reg_cond_, arg(offsetof(select_call_args, cond)));
@@ -838,28 +797,13 @@ private:
         columns(true);
 
         L(l_end);
-        if (key_.nt_stores) {
-            Label l_no_fence;
+        if (key_.nt_stores)
             mov(reg_param_, ptr[rsp + param_off]);
-            cmp(qword[reg_param_ + offsetof(select_call_args, fence)], 0);
-            je(l_no_fence, T_NEAR);
-            sfence();
-            L(l_no_fence);
-        }
-        vzeroupper();
+        end_vector_code(reg_param_);
         add(rsp, frame);
-        pop(r15);
-        pop(r14);
-        pop(r13);
-        pop(r12);
-        pop(rbp);
-        pop(rbx);
+        pop_saved();
         ret();
     }
-
-    const kernel_key key_;
-    const std::string name_;
-    select_kernel_fn fn_ = nullptr;
 };
 
 } // namespace

@@ -50,14 +50,13 @@
 // within noise (docs/performance.md). The dispatcher picks it per CPU
 // (cpu_tuning).
 #include <cstring>
-#include <new>
 #include <vector>
 
 #include <xbyak/xbyak.h>
 
+#include "jit_generator.hpp"
 #include "jit_select.hpp"
 #include "src/common.hpp"
-#include "src/verbose.hpp"
 
 namespace selgraph {
 namespace impl {
@@ -66,22 +65,14 @@ namespace {
 
 using namespace Xbyak;
 
-// What the packed kernels share: the key and name, the element size, the
-// argument and operand registers, the kernel's outline (generate(): the
-// frame with the callee-saved registers, the stack block, the operands'
-// pointers, the body, the fence and return, the tables after the code)
-// and W^X once generated.
-class jit_packed_base : public CodeGenerator, public select_kernel {
-public:
-    select_kernel_fn fn() const override { return fn_; }
-    const std::string &name() const override { return name_; }
-    const kernel_key &key() const override { return key_; }
-
+// What the packed kernels share: the element size, the argument and
+// operand registers, and the kernel's outline (generate(): the frame with
+// the callee-saved registers, the stack block, the operands' pointers, the
+// body, the fence and return, the tables after the code).
+class jit_packed_base : public jit_generator<select_kernel> {
 protected:
     explicit jit_packed_base(const kernel_key &key)
-        : CodeGenerator(16384, AutoGrow)
-        , key_(key)
-        , name_(kernel_name(key))
+        : jit_generator(key, 16384)
         , es_(key.elem_size) {}
     virtual ~jit_packed_base() = default;
 
@@ -97,7 +88,7 @@ protected:
 
     // The kernel: frame() bytes of stack, the table's address in reg_tbl_,
     // the operands' pointers, body(), and emit_tables() after the code.
-    // Called by the most derived constructor, then finish().
+    // Called by the most derived constructor, then ready().
     void generate() {
         enter(frame());
         Label l_tbl;
@@ -117,52 +108,26 @@ protected:
     virtual void body() = 0;
     virtual void emit_tables() = 0;
 
-    // After generate(): the buffer was only ever read+write; now
-    // read+execute.
-    void finish() {
-        readyRE();
-        fn_ = getCode<select_kernel_fn>();
-    }
-
     // rbx, rbp, r12-r15 saved, then `frame` bytes of stack (a multiple
-    // of 16) below them, rsp 16-byte aligned.
+    // of 16) below them, rsp 16-byte aligned (the return address and the
+    // registers saved leave it 8 bytes off).
     void enter(int64_t frame) {
-        push(rbx);
-        push(rbp);
-        push(r12);
-        push(r13);
-        push(r14);
-        push(r15);
+        push_saved({ rbx, rbp, r12, r13, r14, r15 });
         frame_ = frame + 8;
         sub(rsp, frame_);
     }
     // The nt variant's sfence where the call asks for it, then back.
     void leave(const Reg64 &param) {
-        if (key_.nt_stores) {
-            Label l_no_fence;
-            cmp(qword[param + offsetof(select_call_args, fence)], 0);
-            je(l_no_fence, T_NEAR);
-            sfence();
-            L(l_no_fence);
-        }
-        vzeroupper();
+        end_vector_code(param);
         add(rsp, frame_);
-        pop(r15);
-        pop(r14);
-        pop(r13);
-        pop(r12);
-        pop(rbp);
-        pop(rbx);
+        pop_saved();
         ret();
     }
 
-    const kernel_key key_;
-    const std::string name_;
     const int es_;
 
 private:
     int64_t frame_ = 8;
-    select_kernel_fn fn_ = nullptr;
 };
 
 // AVX-512: one vector's lanes of the element size, and its instructions.
@@ -295,7 +260,7 @@ public:
         , c_(key.dt_cols)
         , pairs_((key.dt_cols + 1) / 2) {
         generate();
-        finish();
+        ready();
     }
 
 private:
@@ -591,7 +556,7 @@ public:
         , c_(key.dt_rows)
         , pairs_((key.dt_rows + 1) / 2) {
         generate();
-        finish();
+        ready();
     }
 
 private:
@@ -1033,7 +998,7 @@ public:
         : jit_packed_avx2_base(key, key.dt_cols)
         , k_(key.elem_size / 4) {
         generate();
-        finish();
+        ready();
     }
 
 private:
@@ -1164,7 +1129,7 @@ public:
         , h_(16 / key.elem_size)
         , spill_(2 * c_ + 2 > 16) {
         generate();
-        finish();
+        ready();
     }
 
 private:

@@ -38,6 +38,7 @@
 // elements), AVX2 element by element.
 #include <xbyak/xbyak.h>
 
+#include "jit_generator.hpp"
 #include "jit_select.hpp"
 #include "src/common.hpp"
 
@@ -49,25 +50,17 @@ namespace {
 using namespace Xbyak;
 
 template <kernel_isa isa, typename Vmm>
-class jit_select_stepped_t : public CodeGenerator, public select_kernel {
+class jit_select_stepped_t : public jit_generator<select_kernel> {
 public:
     explicit jit_select_stepped_t(const kernel_key &key)
-        : CodeGenerator(4096, AutoGrow)
-        , key_(key)
-        , name_(kernel_name(key))
+        : jit_generator(key, 4096)
         , w_(key.elem_size)
         , scatter_(key.dst_step != 0)
         , k_(scatter_ ? key.dst_step : key.src0_step)
         , units_(units_of(key.elem_size)) {
         generate();
-        // W^X: the buffer was only ever read+write; now read+execute.
-        readyRE();
-        fn_ = getCode<select_kernel_fn>();
+        ready();
     }
-
-    select_kernel_fn fn() const override { return fn_; }
-    const std::string &name() const override { return name_; }
-    const kernel_key &key() const override { return key_; }
 
     /// Lanes per vector for elements of `w` bytes (the units a step moves).
     static int units_of(int w) {
@@ -555,9 +548,7 @@ private:
     }
 
     void generate() {
-        push(rbx);
-        push(r12);
-        push(r13);
+        push_saved({ rbx, r12, r13 });
         mov(reg_ones_, -1);
         mov(reg_cond_, ptr[reg_param_ + offsetof(select_call_args, cond)]);
         mov(reg_src0_, ptr[reg_param_ + offsetof(select_call_args, src0)]);
@@ -604,10 +595,8 @@ private:
         dec(reg_rows_);
         jnz(l_row, T_NEAR);
 
-        vzeroupper();
-        pop(r13);
-        pop(r12);
-        pop(rbx);
+        end_vector_code(reg_param_);
+        pop_saved();
         ret();
 
         // Constants.
@@ -673,13 +662,10 @@ private:
         }
     }
 
-    const kernel_key key_;
-    const std::string name_;
     const int w_;
     const bool scatter_; // kernel_key::dst_step: dst has the step
     const int k_;
     const int units_;
-    select_kernel_fn fn_ = nullptr;
 };
 
 } // namespace

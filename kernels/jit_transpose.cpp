@@ -118,15 +118,14 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
-#include <new>
 #include <utility>
 #include <vector>
 
 #include <xbyak/xbyak.h>
 
+#include "jit_generator.hpp"
 #include "src/common.hpp"
 #include "src/cpu_isa.hpp"
-#include "src/verbose.hpp"
 
 namespace selgraph {
 namespace impl {
@@ -150,12 +149,10 @@ bool wide_tiles(kernel_isa isa, int w) {
 }
 
 template <kernel_isa isa, typename Vmm>
-class jit_transpose_t : public CodeGenerator, public transpose_kernel {
+class jit_transpose_t : public jit_generator<transpose_kernel> {
 public:
     explicit jit_transpose_t(const transpose_key &key)
-        : CodeGenerator(16384, AutoGrow)
-        , key_(key)
-        , name_(transpose_kernel_name(key))
+        : jit_generator(key, 16384)
         , w_(key.elem_size)
         , lw_(ilog2(key.elem_size))
         , tr_(transpose_tile_rows(key))
@@ -178,14 +175,8 @@ public:
         if (wide_ || short_)
             plan_wide();
         generate();
-        // W^X: the buffer was only ever read+write; now read+execute.
-        readyRE();
-        fn_ = getCode<transpose_kernel_fn>();
+        ready();
     }
-
-    transpose_kernel_fn fn() const override { return fn_; }
-    const std::string &name() const override { return name_; }
-    const transpose_key &key() const override { return key_; }
 
 private:
     static constexpr bool is_avx512 = isa == kernel_isa::avx512_core;
@@ -2217,12 +2208,7 @@ private:
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         const size_t off_rows = offsetof(transpose_call_args, rows);
         const size_t off_cols = offsetof(transpose_call_args, cols);
-        push(rbx);
-        push(rbp);
-        push(r12);
-        push(r13);
-        push(r14);
-        push(r15);
+        push_saved({ rbx, rbp, r12, r13, r14, r15 });
         sub(rsp, stk_size());
         init_next_prefetch();
         mov(reg_ld_, arg(offsetof(transpose_call_args, src_ld)));
@@ -2307,27 +2293,13 @@ private:
             scalar_columns_left();
         }
         L(l_done);
-        if (nt_) {
-            Label l_no_fence;
-            cmp(qword[reg_param_ + offsetof(transpose_call_args, fence)], 0);
-            je(l_no_fence, T_NEAR);
-            sfence();
-            L(l_no_fence);
-        }
-        vzeroupper();
+        end_vector_code(reg_param_);
         add(rsp, stk_size());
-        pop(r15);
-        pop(r14);
-        pop(r13);
-        pop(r12);
-        pop(rbp);
-        pop(rbx);
+        pop_saved();
         ret();
         emit_constants();
     }
 
-    const transpose_key key_;
-    const std::string name_;
     const int w_, lw_, tr_, nl_, piece_, kc_, groups_;
     const bool nt_; // non-temporal variant
     const int sb_;  // its column block: max(kc_, 64 / w_) columns
@@ -2398,15 +2370,7 @@ private:
             hoisted_mask_;
     std::vector<std::vector<uint8_t>> consts_;
     std::vector<std::unique_ptr<Label>> const_labels_;
-    transpose_kernel_fn fn_ = nullptr;
 };
-
-template <typename Gen>
-std::shared_ptr<const transpose_kernel> make(const transpose_key &key) {
-    auto gen = std::make_shared<Gen>(key);
-    jit_generated(gen->name(), gen->getCode(), gen->getSize());
-    return gen;
-}
 
 // transpose_key::packed_lines: 0 .. 8.
 constexpr int packed_slots = 9;
@@ -2420,20 +2384,13 @@ create_jit_transpose_kernel(const transpose_key &key) {
     if (!w_ok || key.packed_lines >= packed_slots)
         fail(status::unimplemented, "Select JIT: no transpose kernel for ",
              transpose_kernel_name(key));
-    try {
-        switch (key.isa) {
-            case kernel_isa::avx512_core:
-                return make<jit_transpose_t<kernel_isa::avx512_core, Zmm>>(key);
-            case kernel_isa::avx2:
-                return make<jit_transpose_t<kernel_isa::avx2, Ymm>>(key);
-            default: break;
-        }
-    } catch (const Xbyak::Error &e) {
-        fail(status::runtime_error, "Select JIT: generating ",
-             transpose_kernel_name(key), " failed: ", e.what());
-    } catch (const std::bad_alloc &) {
-        fail(status::out_of_memory, "Select JIT: out of memory generating ",
-             transpose_kernel_name(key));
+    switch (key.isa) {
+        case kernel_isa::avx512_core:
+            return make_jit_kernel<
+                    jit_transpose_t<kernel_isa::avx512_core, Zmm>>(key);
+        case kernel_isa::avx2:
+            return make_jit_kernel<jit_transpose_t<kernel_isa::avx2, Ymm>>(key);
+        default: break;
     }
     fail(status::unimplemented, "Select JIT: no transpose kernel for ",
          transpose_kernel_name(key));

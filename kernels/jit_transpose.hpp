@@ -91,6 +91,13 @@ constexpr bool transpose_packs_gaps(const transpose_key &k, int64_t cols,
 /// A generated transpose kernel: immutable once built.
 class transpose_kernel {
 public:
+    using key_type = transpose_key;
+    using fn_type = transpose_kernel_fn;
+    using args_type = transpose_call_args;
+    static std::string name_of(const transpose_key &k) {
+        return transpose_kernel_name(k);
+    }
+
     virtual ~transpose_kernel() = default;
     virtual transpose_kernel_fn fn() const = 0;
     virtual const std::string &name() const = 0;

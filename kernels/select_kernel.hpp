@@ -224,6 +224,11 @@ using select_kernel_fn = void (*)(const select_call_args *);
 /// compiled partitions that use it.
 class select_kernel {
 public:
+    using key_type = kernel_key;
+    using fn_type = select_kernel_fn;
+    using args_type = select_call_args;
+    static std::string name_of(const kernel_key &k) { return kernel_name(k); }
+
     virtual ~select_kernel() = default;
     virtual select_kernel_fn fn() const = 0;
     virtual const std::string &name() const = 0;
