@@ -382,6 +382,10 @@ private:
     void store_row_pieces(const RegExp &addr, const Vmm &v, const Xmm &hi) {
         const int row_bytes = key_.row_len * w_;
         const Xmm lo(v.getIdx());
+        if (w_ <= 2 && key_.row_pitch * w_ <= 8) {
+            store_row_pieces_gpr(addr, v, hi);
+            return;
+        }
         bool hi_ready = false;
         for (int base = 0; base < vlen; base += key_.row_pitch * w_) {
             int off = 0;
@@ -424,6 +428,49 @@ private:
                     default:
                         vpextrb(byte[a], x, static_cast<uint8_t>(bi));
                         break;
+                }
+            }
+        }
+    }
+
+    // store_row_pieces where a row and its gap fit in 8 bytes (1- and
+    // 2-byte elements, pitches of 2 to 8 bytes, powers of two): each
+    // quadword of the vector moved once into reg_tmp2_ (vmovq, vpextrq),
+    // then its rows' pieces (4, 2 and 1 bytes, widest first) stored from
+    // there, shifted down to each piece in turn. A piece is then one store
+    // where an extract to memory is a store and a shuffle, and the shuffle
+    // port no longer bounds a vector of up to 16 rows (docs/performance.md,
+    // "Padded pixels of bytes on AVX2").
+    void store_row_pieces_gpr(const RegExp &addr, const Vmm &v, const Xmm &hi) {
+        const int row_bytes = key_.row_len * w_;
+        const int pitch_bytes = key_.row_pitch * w_;
+        const Reg64 r = reg_tmp2_;
+        const Xmm lo(v.getIdx());
+        vextracti128(hi, Ymm(v.getIdx()), 1);
+        for (int q = 0; q < vlen / 8; ++q) {
+            const Xmm x = q < 2 ? lo : hi;
+            if (q % 2)
+                vpextrq(r, x, 1);
+            else
+                vmovq(r, x);
+            int at = 0; // the quadword's byte now in r's low bits
+            for (int base = 0; base < 8; base += pitch_bytes) {
+                int off = 0;
+                for (int sz = 4; sz >= 1; sz /= 2) {
+                    if (!(row_bytes & sz))
+                        continue;
+                    const int b = base + off;
+                    off += sz;
+                    if (b != at) {
+                        shr(r, 8 * (b - at));
+                        at = b;
+                    }
+                    const Address a = ptr[addr + (8 * q + b)];
+                    switch (sz) {
+                        case 4: mov(a, r.cvt32()); break;
+                        case 2: mov(a, r.cvt16()); break;
+                        default: mov(a, r.cvt8()); break;
+                    }
                 }
             }
         }

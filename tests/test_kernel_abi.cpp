@@ -492,7 +492,8 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
     // scalar src_1 at stride 0), a kernel for each n < pitch (row_len),
     // every pitch that divides the vector's lanes, every element size
     // (AVX2 stores each row in pieces of 16, 8, 4, 2 and 1 bytes: every
-    // combination of them for 1-byte rows of up to 31), row counts around
+    // combination of them for 1-byte rows of up to 31; from a general
+    // register where a row and its gap fit in 8 bytes), row counts around
     // the vector and the unroll, cond inverted or not. dst's gaps and the
     // canaries after the last row keep their bytes; each vector is
     // compared with ref_select bit for bit. Malformed keys are refused.
