@@ -494,9 +494,10 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
     // (AVX2 stores each row in pieces of 16, 8, 4, 2 and 1 bytes: every
     // combination of them for 1-byte rows of up to 31; from a general
     // register where a row and its gap fit in 8 bytes), row counts around
-    // the vector and the unroll, cond inverted or not. dst's gaps and the
-    // canaries after the last row keep their bytes; each vector is
-    // compared with ref_select bit for bit. Malformed keys are refused.
+    // the vector and the unroll, cond inverted or not, and in place (dst
+    // on src_0's bytes). dst's gaps and the canaries after the last row
+    // keep their bytes; each vector is compared with ref_select bit for
+    // bit. Malformed keys are refused.
     if (!jit())
         return;
     auto &g = rng();
@@ -567,6 +568,22 @@ TEST_P(kernel_abi, RowPitchKernelsOverPitchesRowsAndLengths) {
                                                    dst.data()),
                                       c.str());
                             KT_EXPECT(fails, dst.canaries_ok(), c.str());
+                            // In place, dst on src_0's bytes: AVX2 stores
+                            // the rows its last vector shares with the
+                            // whole vectors twice, and the second store
+                            // must give the bits the first did.
+                            canary_buf in_place(c.bytes(3), 8);
+                            fill_values(in_place.data(),
+                                        in_place.size()
+                                                / static_cast<size_t>(w),
+                                        w, g);
+                            KT_EXPECT(fails,
+                                      run_abi_case(c, kern->fn(), cond.data(),
+                                                   in_place.data(), b.data(),
+                                                   in_place.data()),
+                                      c.str() + " in place");
+                            KT_EXPECT(fails, in_place.canaries_ok(),
+                                      c.str() + " in place");
                         }
                     }
             }
