@@ -21,7 +21,10 @@
 //     for each channel ch: its L elements are e = ch + c * j, j < L,
 //     gathered by vpermi2{w,d,q} from the vector pairs (2p, 2p + 1) that
 //     hold them, pairs after the first merged under a mask of their lanes;
-//     stored as one 64-byte piece of dst line ch.
+//     stored as one 64-byte piece of dst line ch;
+//     4-byte elements of 4, 8 or 12 channels instead: whole 16-byte lanes
+//     (a pixel's quad of channels) gathered by vshufi32x4, then 4 x 4
+//     transposes within the lanes (quad_lines).
 //
 // An input whose rows all read one row (stride 0: a per-channel cond or
 // source over the pixels, a 0-D src_1) is expanded once per call into c
@@ -403,6 +406,10 @@ private:
                   ptr[reg_pa_ + 64 * m]);
         }
         mov(reg_q_, reg_pd_);
+        if (quads()) {
+            quad_lines(tail);
+            return;
+        }
         for (int line = 0; line < c_; ++line) {
             for (int p = 0; p < pairs_; ++p) {
                 const Zmm d = p == 0 ? z_out_ : z_t_;
@@ -413,14 +420,61 @@ private:
                     move_masked(z_out_, k_lane_, z_t_);
                 }
             }
-            if (tail)
-                store_vec_masked(ptr[reg_q_], k_rows_, z_out_);
-            else if (key_.nt_stores)
-                vmovntdq(ptr[reg_q_], z_out_);
-            else
-                vmovdqu64(ptr[reg_q_], z_out_);
-            if (line + 1 < c_)
-                add(reg_q_, reg_ld_);
+            store_line(z_out_, line, tail);
+        }
+    }
+
+    // dst line `line`'s piece of the block, from `z`; reg_q_ then at the
+    // next line's.
+    void store_line(const Zmm &z, int line, bool tail) {
+        if (tail)
+            store_vec_masked(ptr[reg_q_], k_rows_, z);
+        else if (key_.nt_stores)
+            vmovntdq(ptr[reg_q_], z);
+        else
+            vmovdqu64(ptr[reg_q_], z);
+        if (line + 1 < c_)
+            add(reg_q_, reg_ld_);
+    }
+
+    // 4-byte elements of c = 4a channels (4, 8 and 12): each 16-byte lane
+    // of the block's c selected vectors holds one pixel's quad q of
+    // channels 4q .. 4q + 3 (vector m, lane l: pixel (4m + l) / a, quad
+    // (4m + l) % a). For each q, four vectors y_j (j < 4) take as lane g
+    // pixel 4g + j's quad q, which vector a * g + (a * j + q) / 4 holds in
+    // its lane (a * j + q) % 4 for every g: two vshufi32x4 pick that lane
+    // of four vectors, a third joins them. A 4 x 4 transpose within the
+    // lanes (vpunpck{l,h}dq, then vpunpck{l,h}qdq) then leaves the 16
+    // pixels of channel 4q + k in one vector. 20 shuffles per 4 channels,
+    // with no table: the gathers by pairs (vpermi2d) took 6 permutes, 6
+    // index loads and 5 masked merges per channel of 12, and ran L18's
+    // kernel at about a cycle an element from L2 (docs/performance.md).
+    bool quads() const { return es_ == 4 && c_ % 4 == 0; }
+    void quad_lines(bool tail) {
+        const int a = c_ / 4;
+        const Zmm t1(21), t2(22);
+        const Zmm y[4] = { Zmm(23), Zmm(24), Zmm(25), Zmm(26) };
+        const Zmm u[4] = { Zmm(27), Zmm(28), Zmm(29), Zmm(30) };
+        for (int q = 0; q < a; ++q) {
+            for (int j = 0; j < 4; ++j) {
+                const int v0 = (a * j + q) / 4, l = (a * j + q) % 4;
+                const auto lane =
+                        static_cast<uint8_t>(l | l << 2 | l << 4 | l << 6);
+                vshufi32x4(t1, vec(v0), vec(a + v0), lane);
+                vshufi32x4(t2, vec(2 * a + v0), vec(3 * a + v0), lane);
+                // Lanes 0 and 2 of t1, then of t2.
+                vshufi32x4(y[j], t1, t2, 0x88);
+            }
+            vpunpckldq(u[0], y[0], y[1]);
+            vpunpckhdq(u[1], y[0], y[1]);
+            vpunpckldq(u[2], y[2], y[3]);
+            vpunpckhdq(u[3], y[2], y[3]);
+            vpunpcklqdq(y[0], u[0], u[2]);
+            vpunpckhqdq(y[1], u[0], u[2]);
+            vpunpcklqdq(y[2], u[1], u[3]);
+            vpunpckhqdq(y[3], u[1], u[3]);
+            for (int k = 0; k < 4; ++k)
+                store_line(y[k], 4 * q + k, tail);
         }
     }
 

@@ -248,7 +248,9 @@ cpu_tuning tuning_of(cpu_kind k) {
             // long, and is not taken. AVX2's packed kernel of 12 and 13
             // f32 channels ran 1.06-1.2x as fast as AVX-512's, from the L3
             // and from DRAM (L18), and tied on tensors of a few MB ("AVX2's
-            // packed kernel for 12 and 13 channels").
+            // packed kernel for 12 and 13 channels"); it keeps 13 since
+            // AVX-512's moves whole lanes for 12 ("Whole lanes for 4, 8
+            // and 12 channels").
             t.ymm_input_transposes_words = true;
             t.ymm_input_transposes_dwords = true;
             t.ymm_dst_nt_transposes_four_lines = true;
@@ -702,11 +704,12 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     if ((kdt.dt_cols || kdt.dt_rows) && f.elem_size == 1
         && kdt.isa == kernel_isa::avx512_core)
         kdt.isa = kernel_isa::avx2;
-    // 4-byte elements into 12 or 13 dst lines: AVX2's packed kernel where
-    // the CPU's tuning says so (cpu_tuning::ymm_packed_dt_dwords).
+    // 4-byte elements into 13 dst lines: AVX2's packed kernel where the
+    // CPU's tuning says so (cpu_tuning::ymm_packed_dt_dwords). Not 12:
+    // AVX-512's gathers whole lanes where the lines are a multiple of 4.
     if (kdt.dt_cols >= 12 && kdt.dt_cols <= max_packed_lanes_avx2
-        && f.elem_size == 4 && kdt.isa == kernel_isa::avx512_core
-        && tuning.ymm_packed_dt_dwords)
+        && kdt.dt_cols % 4 != 0 && f.elem_size == 4
+        && kdt.isa == kernel_isa::avx512_core && tuning.ymm_packed_dt_dwords)
         kdt.isa = kernel_isa::avx2;
     // The packed kernels' input prefetch, per CPU (cpu_tuning).
     if ((kdt.dt_cols || kdt.dt_rows) && kdt.isa == kernel_isa::avx512_core)

@@ -54,9 +54,10 @@ struct cpu_tuning {
     /// AVX-512's packed kernels (kernel_key::dt_cols, dt_rows) prefetch
     /// their inputs' blocks ahead (kernel_key::dt_prefetch).
     bool dt_prefetch_packed = false;
-    /// An AVX-512 plan's packed kernel of 4-byte elements into 12 or 13
-    /// dst lines (kernel_key::dt_cols; channels-last pixels into a
-    /// channels-first dst) is AVX2's.
+    /// An AVX-512 plan's packed kernel of 4-byte elements into 13 dst
+    /// lines (kernel_key::dt_cols; channels-last pixels into a
+    /// channels-first dst) is AVX2's (12 lines, a multiple of 4, take
+    /// AVX-512's, which moves whole 16-byte lanes there).
     bool ymm_packed_dt_dwords = false;
     /// plan_tiles: a transposed dst of fewer matrices than threads is
     /// split by its rows even where panels would balance the threads.
