@@ -2,7 +2,8 @@
 // few rows (kernel_key::dt_cols; ABI: select_kernel.hpp) or interleave a
 // few rows into dst (kernel_key::dt_rows): AVX-512 with 2-, 4- and 8-byte
 // elements; AVX2 (below) by vpermd for 4- and 8-byte elements into a
-// transposed dst, and by 16-byte lanes for 1- and 2-byte ones and the
+// transposed dst, by whole 16-byte lanes for 4-byte ones of 4, 8 or 12
+// channels, and by 16-byte lanes for 1- and 2-byte ones and the
 // interleaving direction (1-byte elements on AVX-512 CPUs too).
 //
 // The case: channels-last inputs of a few channels into a channels-first
@@ -1140,6 +1141,75 @@ private:
     const int k_;
 };
 
+// AVX2, 4-byte elements of 4, 8 or 12 channels into a channels-first dst
+// (dt_cols), as AVX-512's quad_lines: each 16-byte lane of the selected
+// block is one pixel's quad of 4 channels. The block's c selected vectors
+// wait on the stack; for each quad q and j < 4 a vector takes pixel j's
+// quad q as its low lane and pixel 4 + j's as its high one (a load and a
+// vinserti128 from the stack), and a 4 x 4 transpose within the lanes
+// (vpunpck{l,h}dq, vpunpck{l,h}qdq) leaves channel 4q + k's 8 pixels in one
+// vector: 8 shuffles and 8 loads per 4 channels, where the vpermd kernel
+// gathers a channel from every vector that holds some of it and the lanes
+// kernel (past 8 channels) shuffles and ORs every element.
+class jit_select_dt_quads_avx2_t : public jit_packed_avx2_base {
+public:
+    explicit jit_select_dt_quads_avx2_t(const kernel_key &key)
+        : jit_packed_avx2_base(key, key.dt_cols) {
+        generate();
+        ready();
+    }
+
+private:
+    const Ymm y_sel_ = ymm0, y_t_ = ymm9, y_mask_ = ymm10, y_zero_ = ymm11,
+              y_b_ = ymm12;
+    int64_t stage_off() const { return out_off() + 64 * c_; }
+    int64_t frame() const override { return stage_off() + 32 * c_; }
+    void emit_tables() override {}
+
+    void block_dt(int h, bool tail, bool nt) override {
+        for (int m = 0; m < c_; ++m) {
+            cond_zero_mask(y_mask_, y_zero_, ptr[reg_pc_ + b_ * m]);
+            if (key_.src1_scalar)
+                select(y_sel_, ptr[reg_pa_ + 32 * m], y_b_, y_mask_);
+            else
+                select(y_sel_, ptr[reg_pa_ + 32 * m], ptr[reg_pb_ + 32 * m],
+                       y_mask_);
+            vmovdqu(ptr[rsp + stage_off() + 32 * m], y_sel_);
+        }
+        add(reg_pc_, reg_ic_);
+        add(reg_pa_, reg_ia_);
+        add(reg_pb_, reg_ib_);
+        const int a = c_ / 4;
+        const Ymm y[4] = { ymm1, ymm2, ymm3, ymm4 };
+        const Ymm u[4] = { ymm5, ymm6, ymm7, ymm8 };
+        for (int q = 0; q < a; ++q) {
+            for (int j = 0; j < 4; ++j) {
+                vmovdqu(Xmm(y[j].getIdx()),
+                        ptr[rsp + stage_off() + 16 * (a * j + q)]);
+                vinserti128(y[j], y[j],
+                            ptr[rsp + stage_off() + 16 * (a * (4 + j) + q)], 1);
+            }
+            vpunpckldq(u[0], y[0], y[1]);
+            vpunpckhdq(u[1], y[0], y[1]);
+            vpunpckldq(u[2], y[2], y[3]);
+            vpunpckhdq(u[3], y[2], y[3]);
+            vpunpcklqdq(y[0], u[0], u[2]);
+            vpunpckhqdq(y[1], u[0], u[2]);
+            vpunpcklqdq(y[2], u[1], u[3]);
+            vpunpckhqdq(y[3], u[1], u[3]);
+            for (int k = 0; k < 4; ++k)
+                store_channel(4 * q + k, h, tail, nt, y[k], y_t_);
+        }
+    }
+
+    void broadcast_src1() override { vpbroadcastd(y_b_, ptr[reg_pb_]); }
+
+    void body() override {
+        vpxor(y_zero_, y_zero_, y_zero_);
+        generate_dt();
+    }
+};
+
 // AVX2, by 16-byte lanes: 1- and 2-byte elements into a channels-first dst
 // (dt_cols; AVX2 has no 8- or 16-bit permute across lanes, so the vpermd
 // kernel above takes only 4- and 8-byte ones, and those up to 8 channels)
@@ -1536,6 +1606,9 @@ bool dst_transposed_packed_supported(const kernel_key &k) {
 
 std::shared_ptr<const select_kernel>
 create_jit_select_dt_packed_kernel(const kernel_key &key) {
+    if (key.isa == kernel_isa::avx2 && key.dt_cols && key.elem_size == 4
+        && key.dt_cols % 4 == 0)
+        return make_jit_kernel<jit_select_dt_quads_avx2_t>(key);
     if (key.isa == kernel_isa::avx2
         && (key.dt_rows || key.elem_size <= 2
             || key.dt_cols > max_packed_dt_cols_avx2))
