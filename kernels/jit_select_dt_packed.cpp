@@ -4,7 +4,9 @@
 // elements; AVX2 (below) by vpermd for 4- and 8-byte elements into a
 // transposed dst, by whole 16-byte lanes for 4-byte ones of 4, 8 or 12
 // channels, and by 16-byte lanes for 1- and 2-byte ones and the
-// interleaving direction (1-byte elements on AVX-512 CPUs too).
+// interleaving direction (1-byte elements on AVX-512 CPUs too). AVX-512
+// moves whole lanes for 4-byte elements of 4, 8 or 12 lines in both
+// directions.
 //
 // The case: channels-last inputs of a few channels into a channels-first
 // dst (an RGB image [N, 3, H, W] stored NHWC, written NCHW). Folded in the
@@ -713,6 +715,10 @@ private:
         }
         if (tail)
             imul(reg_u_, reg_n_, c_); // dst elements of the block
+        if (quads()) {
+            quad_vectors(tail);
+            return;
+        }
         for (int m = 0; m < c_; ++m) {
             for (int p = 0; p < pairs_; ++p) {
                 const Zmm d = p == 0 ? z_out_ : z_t_;
@@ -723,28 +729,75 @@ private:
                     move_masked(z_out_, k_lane_, z_t_);
                 }
             }
-            const Address to = ptr[reg_pd_ + 64 * m];
-            if (tail) {
-                // Lanes of vector m: clamp(columns * c - L * m, 0, L).
-                Label l_pos, l_set;
-                mov(reg_v_, reg_u_);
-                sub(reg_v_, lanes_ * m);
-                jg(l_pos, T_NEAR);
-                xor_(reg_v_, reg_v_);
-                L(l_pos);
-                cmp(reg_v_, lanes_);
-                jbe(l_set, T_NEAR);
-                mov(reg_v_, lanes_);
-                L(l_set);
-                mov(reg_tb_, uint64_t(-1));
-                bzhi(reg_tb_, reg_tb_, reg_v_);
-                kmovq(k_out_, reg_tb_);
-                store_vec_masked(to, k_out_, z_out_);
-            } else if (key_.nt_stores) {
-                vmovntdq(to, z_out_);
-            } else {
-                vmovdqu64(to, z_out_);
+            store_out(m, z_out_, tail);
+        }
+    }
+
+    // 4-byte elements of c = 4a rows (4, 8 and 12), the mirror of
+    // jit_select_dt_packed_t::quad_lines: a 4 x 4 transpose within the
+    // lanes of rows 4q .. 4q + 3 (vpunpck{l,h}dq, vpunpck{l,h}qdq) leaves
+    // in vector 4q + j, as its lane g, column 4g + j's quad q; output
+    // vector m's lane l is quad 4m + l of the interleaved block (column
+    // (4m + l) / a, quad (4m + l) % a), two vshufi32x4 take two lanes each
+    // and a third joins them.
+    bool quads() const { return es_ == 4 && c_ % 4 == 0; }
+    void quad_vectors(bool tail) {
+        const int a = c_ / 4;
+        const Zmm u[4] = { Zmm(21), Zmm(22), Zmm(23), Zmm(24) };
+        const Zmm t1(25), t2(26);
+        for (int q = 0; q < a; ++q) {
+            const int r = 4 * q;
+            vpunpckldq(u[0], vec(r), vec(r + 1));
+            vpunpckhdq(u[1], vec(r), vec(r + 1));
+            vpunpckldq(u[2], vec(r + 2), vec(r + 3));
+            vpunpckhdq(u[3], vec(r + 2), vec(r + 3));
+            vpunpcklqdq(vec(r), u[0], u[2]);
+            vpunpckhqdq(vec(r + 1), u[0], u[2]);
+            vpunpcklqdq(vec(r + 2), u[1], u[3]);
+            vpunpckhqdq(vec(r + 3), u[1], u[3]);
+        }
+        for (int m = 0; m < c_; ++m) {
+            // Lane l: vector 4 * (Q % a) + (Q / a) % 4, its lane Q / a / 4,
+            // Q = 4m + l.
+            int v[4], l[4];
+            for (int i = 0; i < 4; ++i) {
+                const int qi = 4 * m + i, col = qi / a;
+                v[i] = 4 * (qi % a) + col % 4;
+                l[i] = col / 4;
             }
+            vshufi32x4(t1, vec(v[0]), vec(v[1]),
+                       static_cast<uint8_t>(l[0] | l[1] << 4));
+            vshufi32x4(t2, vec(v[2]), vec(v[3]),
+                       static_cast<uint8_t>(l[2] | l[3] << 4));
+            vshufi32x4(z_out_, t1, t2, 0x88);
+            store_out(m, z_out_, tail);
+        }
+    }
+
+    // Output vector m of the block, from `z` (tail: its lanes among the
+    // block's reg_u_ dst elements).
+    void store_out(int m, const Zmm &z, bool tail) {
+        const Address to = ptr[reg_pd_ + 64 * m];
+        if (tail) {
+            // Lanes of vector m: clamp(columns * c - L * m, 0, L).
+            Label l_pos, l_set;
+            mov(reg_v_, reg_u_);
+            sub(reg_v_, lanes_ * m);
+            jg(l_pos, T_NEAR);
+            xor_(reg_v_, reg_v_);
+            L(l_pos);
+            cmp(reg_v_, lanes_);
+            jbe(l_set, T_NEAR);
+            mov(reg_v_, lanes_);
+            L(l_set);
+            mov(reg_tb_, uint64_t(-1));
+            bzhi(reg_tb_, reg_tb_, reg_v_);
+            kmovq(k_out_, reg_tb_);
+            store_vec_masked(to, k_out_, z);
+        } else if (key_.nt_stores) {
+            vmovntdq(to, z);
+        } else {
+            vmovdqu64(to, z);
         }
     }
 
