@@ -4,8 +4,8 @@
 // elements; AVX2 (below) by vpermd for 4- and 8-byte elements into a
 // transposed dst, by whole 16-byte lanes for 4-byte ones of 4, 8 or 12
 // channels, and by 16-byte lanes for 1- and 2-byte ones and the
-// interleaving direction (1-byte elements on AVX-512 CPUs too). AVX-512
-// moves whole lanes for 4-byte elements of 4, 8 or 12 lines in both
+// interleaving direction (1-byte elements on AVX-512 CPUs too). Both ISAs
+// move whole lanes for 4-byte elements of 4, 8 or 12 lines, in both
 // directions.
 //
 // The case: channels-last inputs of a few channels into a channels-first
@@ -1531,15 +1531,61 @@ private:
                 add(reg_tb_, reg_ib_);
             }
         }
+        if (quads()) {
+            interleave_quads(h, tail, nt);
+            return;
+        }
         interleave();
+        for (int m = 0; m < c_; ++m)
+            store_interleaved(m, h, tail, nt, vec(m));
+    }
+
+    // Interleaved vector m of block h, from `v` (tail: to the stack).
+    void store_interleaved(int m, int h, bool tail, bool nt, const Ymm &v) {
+        const int64_t o = 32 * (static_cast<int64_t>(c_) * h + m);
+        if (tail)
+            vmovdqu(ptr[rsp + out_off() + o], v);
+        else if (nt)
+            vmovntdq(ptr[reg_pd_ + o], v);
+        else
+            vmovdqu(ptr[reg_pd_ + o], v);
+    }
+
+    // 4-byte elements of c = 4a rows (4, 8 and 12), as AVX-512's
+    // quad_vectors: a 4 x 4 transpose within the lanes of rows 4q .. 4q +
+    // 3 leaves in ymm 4q + j, as its lane g, column 4g + j's quad q (the
+    // registers past the rows, free once the rows are selected, hold the
+    // first stage); each interleaved vector's two lanes then come from
+    // one vperm2i128. 8 shuffles per 4 rows and one per output vector,
+    // where the pairs take a shuffle and an OR per element (and spill to
+    // the stack past 7 rows).
+    bool quads() const { return inter_ && es_ == 4 && c_ % 4 == 0; }
+    void interleave_quads(int h, bool tail, bool nt) {
+        const int a = c_ / 4;
+        const Ymm u[4] = { Ymm(c_), Ymm(c_ + 1), Ymm(c_ + 2), Ymm(c_ + 3) };
+        for (int q = 0; q < a; ++q) {
+            const int r = 4 * q;
+            vpunpckldq(u[0], vec(r), vec(r + 1));
+            vpunpckhdq(u[1], vec(r), vec(r + 1));
+            vpunpckldq(u[2], vec(r + 2), vec(r + 3));
+            vpunpckhdq(u[3], vec(r + 2), vec(r + 3));
+            vpunpcklqdq(vec(r), u[0], u[2]);
+            vpunpckhqdq(vec(r + 1), u[0], u[2]);
+            vpunpcklqdq(vec(r + 2), u[1], u[3]);
+            vpunpckhqdq(vec(r + 3), u[1], u[3]);
+        }
         for (int m = 0; m < c_; ++m) {
-            const int64_t o = 32 * (static_cast<int64_t>(c_) * h + m);
-            if (tail)
-                vmovdqu(ptr[rsp + out_off() + o], vec(m));
-            else if (nt)
-                vmovntdq(ptr[reg_pd_ + o], vec(m));
-            else
-                vmovdqu(ptr[reg_pd_ + o], vec(m));
+            // Lane l: quad Q = 2m + l, column Q / a, in ymm
+            // 4 * (Q % a) + (Q / a) % 4, its lane Q / a / 4.
+            int v[2], l[2];
+            for (int i = 0; i < 2; ++i) {
+                const int qi = 2 * m + i, col = qi / a;
+                v[i] = 4 * (qi % a) + col % 4;
+                l[i] = col / 4;
+            }
+            vperm2i128(y_t_, vec(v[0]), vec(v[1]),
+                       static_cast<uint8_t>(l[0] | (2 + l[1]) << 4));
+            store_interleaved(m, h, tail, nt, y_t_);
         }
     }
 

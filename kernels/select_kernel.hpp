@@ -104,7 +104,8 @@ struct kernel_key {
     /// elements, c at most max_packed_dt_cols_avx2, and 1- and 2-byte
     /// ones, c at most max_packed_lanes_avx2 (the dispatcher runs AVX2's
     /// for 1-byte elements on AVX-512 CPUs). 4-byte elements of 4, 8 or
-    /// 12 channels move as whole 16-byte lanes on both ISAs.
+    /// 12 channels move as whole 16-byte lanes on both ISAs, in both
+    /// directions (dt_rows below too).
     uint8_t dt_cols = 0;
     /// With dst_transposed, the mirror: c in [2, max_packed_dt_cols] rows
     /// (a few channels of channels-first inputs) whose dst holds each
