@@ -130,6 +130,22 @@ protected:
         ret();
     }
 
+    // A 4 x 4 transpose of dwords within each 16-byte lane of v[0..3], in
+    // place (element k of a lane of v[i] becomes element i of that lane of
+    // v[k]), through u[0..3]: the quads of 4-byte elements that the packed
+    // kernels move as whole lanes (4, 8 or 12 lines).
+    template <typename Vmm>
+    void transpose_dwords_in_lanes(const Vmm (&v)[4], const Vmm (&u)[4]) {
+        vpunpckldq(u[0], v[0], v[1]);
+        vpunpckhdq(u[1], v[0], v[1]);
+        vpunpckldq(u[2], v[2], v[3]);
+        vpunpckhdq(u[3], v[2], v[3]);
+        vpunpcklqdq(v[0], u[0], u[2]);
+        vpunpckhqdq(v[1], u[0], u[2]);
+        vpunpcklqdq(v[2], u[1], u[3]);
+        vpunpckhqdq(v[3], u[1], u[3]);
+    }
+
     const int es_;
 
 private:
@@ -468,14 +484,7 @@ private:
                 // Lanes 0 and 2 of t1, then of t2.
                 vshufi32x4(y[j], t1, t2, 0x88);
             }
-            vpunpckldq(u[0], y[0], y[1]);
-            vpunpckhdq(u[1], y[0], y[1]);
-            vpunpckldq(u[2], y[2], y[3]);
-            vpunpckhdq(u[3], y[2], y[3]);
-            vpunpcklqdq(y[0], u[0], u[2]);
-            vpunpckhqdq(y[1], u[0], u[2]);
-            vpunpcklqdq(y[2], u[1], u[3]);
-            vpunpckhqdq(y[3], u[1], u[3]);
+            transpose_dwords_in_lanes(y, u);
             for (int k = 0; k < 4; ++k)
                 store_line(y[k], 4 * q + k, tail);
         }
@@ -747,14 +756,8 @@ private:
         const Zmm t1(25), t2(26);
         for (int q = 0; q < a; ++q) {
             const int r = 4 * q;
-            vpunpckldq(u[0], vec(r), vec(r + 1));
-            vpunpckhdq(u[1], vec(r), vec(r + 1));
-            vpunpckldq(u[2], vec(r + 2), vec(r + 3));
-            vpunpckhdq(u[3], vec(r + 2), vec(r + 3));
-            vpunpcklqdq(vec(r), u[0], u[2]);
-            vpunpckhqdq(vec(r + 1), u[0], u[2]);
-            vpunpcklqdq(vec(r + 2), u[1], u[3]);
-            vpunpckhqdq(vec(r + 3), u[1], u[3]);
+            transpose_dwords_in_lanes(
+                    { vec(r), vec(r + 1), vec(r + 2), vec(r + 3) }, u);
         }
         for (int m = 0; m < c_; ++m) {
             // Lane l: vector 4 * (Q % a) + (Q / a) % 4, its lane Q / a / 4,
@@ -1242,14 +1245,7 @@ private:
                 vinserti128(y[j], y[j],
                             ptr[rsp + stage_off() + 16 * (a * (4 + j) + q)], 1);
             }
-            vpunpckldq(u[0], y[0], y[1]);
-            vpunpckhdq(u[1], y[0], y[1]);
-            vpunpckldq(u[2], y[2], y[3]);
-            vpunpckhdq(u[3], y[2], y[3]);
-            vpunpcklqdq(y[0], u[0], u[2]);
-            vpunpckhqdq(y[1], u[0], u[2]);
-            vpunpcklqdq(y[2], u[1], u[3]);
-            vpunpckhqdq(y[3], u[1], u[3]);
+            transpose_dwords_in_lanes(y, u);
             for (int k = 0; k < 4; ++k)
                 store_channel(4 * q + k, h, tail, nt, y[k], y_t_);
         }
@@ -1565,14 +1561,8 @@ private:
         const Ymm u[4] = { Ymm(c_), Ymm(c_ + 1), Ymm(c_ + 2), Ymm(c_ + 3) };
         for (int q = 0; q < a; ++q) {
             const int r = 4 * q;
-            vpunpckldq(u[0], vec(r), vec(r + 1));
-            vpunpckhdq(u[1], vec(r), vec(r + 1));
-            vpunpckldq(u[2], vec(r + 2), vec(r + 3));
-            vpunpckhdq(u[3], vec(r + 2), vec(r + 3));
-            vpunpcklqdq(vec(r), u[0], u[2]);
-            vpunpckhqdq(vec(r + 1), u[0], u[2]);
-            vpunpcklqdq(vec(r + 2), u[1], u[3]);
-            vpunpckhqdq(vec(r + 3), u[1], u[3]);
+            transpose_dwords_in_lanes(
+                    { vec(r), vec(r + 1), vec(r + 2), vec(r + 3) }, u);
         }
         for (int m = 0; m < c_; ++m) {
             // Lane l: quad Q = 2m + l, column Q / a, in ymm
