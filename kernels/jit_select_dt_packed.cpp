@@ -56,6 +56,8 @@
 // within noise (docs/performance.md). The dispatcher picks it per CPU
 // (cpu_tuning).
 #include <cstring>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <xbyak/xbyak.h>
@@ -144,6 +146,14 @@ protected:
         vpunpckhqdq(v[1], u[0], u[2]);
         vpunpcklqdq(v[2], u[1], u[3]);
         vpunpckhqdq(v[3], u[1], u[3]);
+    }
+
+    // After transpose_dwords_in_lanes of each group of 4 lines (channels)
+    // 4q .. 4q + 3 of a = c / 4 groups: where quad Q of the interleaved
+    // block (column Q / a, group Q % a) lies, as {line register, lane}.
+    static std::pair<int, int> quad_at(int q, int a) {
+        const int col = q / a;
+        return { 4 * (q % a) + col % 4, col / 4 };
     }
 
     const int es_;
@@ -760,14 +770,10 @@ private:
                     { vec(r), vec(r + 1), vec(r + 2), vec(r + 3) }, u);
         }
         for (int m = 0; m < c_; ++m) {
-            // Lane l: vector 4 * (Q % a) + (Q / a) % 4, its lane Q / a / 4,
-            // Q = 4m + l.
+            // Lane i: quad 4m + i.
             int v[4], l[4];
-            for (int i = 0; i < 4; ++i) {
-                const int qi = 4 * m + i, col = qi / a;
-                v[i] = 4 * (qi % a) + col % 4;
-                l[i] = col / 4;
-            }
+            for (int i = 0; i < 4; ++i)
+                std::tie(v[i], l[i]) = quad_at(4 * m + i, a);
             vshufi32x4(t1, vec(v[0]), vec(v[1]),
                        static_cast<uint8_t>(l[0] | l[1] << 4));
             vshufi32x4(t2, vec(v[2]), vec(v[3]),
@@ -1565,14 +1571,10 @@ private:
                     { vec(r), vec(r + 1), vec(r + 2), vec(r + 3) }, u);
         }
         for (int m = 0; m < c_; ++m) {
-            // Lane l: quad Q = 2m + l, column Q / a, in ymm
-            // 4 * (Q % a) + (Q / a) % 4, its lane Q / a / 4.
+            // Lane i: quad 2m + i.
             int v[2], l[2];
-            for (int i = 0; i < 2; ++i) {
-                const int qi = 2 * m + i, col = qi / a;
-                v[i] = 4 * (qi % a) + col % 4;
-                l[i] = col / 4;
-            }
+            for (int i = 0; i < 2; ++i)
+                std::tie(v[i], l[i]) = quad_at(2 * m + i, a);
             vperm2i128(y_t_, vec(v[0]), vec(v[1]),
                        static_cast<uint8_t>(l[0] | (2 + l[1]) << 4));
             store_interleaved(m, h, tail, nt, y_t_);
