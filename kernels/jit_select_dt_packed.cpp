@@ -194,6 +194,25 @@ protected:
         }
     }
 
+    // k = the low clamp(elems - L * m, 0, L) lanes: those of vector m of a
+    // tail block of `elems` elements (v and t clobbered).
+    void vector_tail_mask(const Opmask &k, const Reg64 &elems, int m,
+                          const Reg64 &v, const Reg64 &t) {
+        Label l_pos, l_set;
+        mov(v, elems);
+        sub(v, lanes_ * m);
+        jg(l_pos, T_NEAR);
+        xor_(v, v);
+        L(l_pos);
+        cmp(v, lanes_);
+        jbe(l_set, T_NEAR);
+        mov(v, lanes_);
+        L(l_set);
+        mov(t, uint64_t(-1));
+        bzhi(t, t, v);
+        kmovq(k, t);
+    }
+
     void emit_lane(int v) {
         switch (es_) {
             case 2: dw(static_cast<uint16_t>(v)); break;
@@ -403,22 +422,8 @@ private:
             imul(reg_u_, reg_rows_, c_);
         }
         for (int m = 0; m < c_; ++m) {
-            if (tail) {
-                // Lanes of vector m: clamp(rows * c - L * m, 0, L).
-                Label l_pos, l_set;
-                mov(reg_v_, reg_u_);
-                sub(reg_v_, lanes_ * m);
-                jg(l_pos, T_NEAR);
-                xor_(reg_v_, reg_v_);
-                L(l_pos);
-                cmp(reg_v_, lanes_);
-                jbe(l_set, T_NEAR);
-                mov(reg_v_, lanes_);
-                L(l_set);
-                mov(reg_t_, uint64_t(-1));
-                bzhi(reg_t_, reg_t_, reg_v_);
-                kmovq(k_tail0_, reg_t_);
-            }
+            if (tail)
+                vector_tail_mask(k_tail0_, reg_u_, m, reg_v_, reg_t_);
             const int64_t cb = static_cast<int64_t>(lanes_) * m;
             load_cond(ptr[reg_pc_ + cb], tail);
             test_cond(k_sel_);
@@ -788,20 +793,7 @@ private:
     void store_out(int m, const Zmm &z, bool tail) {
         const Address to = ptr[reg_pd_ + 64 * m];
         if (tail) {
-            // Lanes of vector m: clamp(columns * c - L * m, 0, L).
-            Label l_pos, l_set;
-            mov(reg_v_, reg_u_);
-            sub(reg_v_, lanes_ * m);
-            jg(l_pos, T_NEAR);
-            xor_(reg_v_, reg_v_);
-            L(l_pos);
-            cmp(reg_v_, lanes_);
-            jbe(l_set, T_NEAR);
-            mov(reg_v_, lanes_);
-            L(l_set);
-            mov(reg_tb_, uint64_t(-1));
-            bzhi(reg_tb_, reg_tb_, reg_v_);
-            kmovq(k_out_, reg_tb_);
+            vector_tail_mask(k_out_, reg_u_, m, reg_v_, reg_tb_);
             store_vec_masked(to, k_out_, z);
         } else if (key_.nt_stores) {
             vmovntdq(to, z);
