@@ -380,56 +380,62 @@ private:
     // measured them); on Zen 5, under the AVX2 cap, pieces and vpmaskmov
     // ran 3 f32 of 4 and 3 f64 of 4 at the same speed.
     void store_row_pieces(const RegExp &addr, const Vmm &v, const Xmm &hi) {
-        const int row_bytes = key_.row_len * w_;
-        const Xmm lo(v.getIdx());
         if (w_ <= 2 && key_.row_pitch * w_ <= 8) {
             store_row_pieces_gpr(addr, v, hi);
             return;
         }
+        const Xmm lo(v.getIdx());
         bool hi_ready = false;
-        for (int base = 0; base < vlen; base += key_.row_pitch * w_) {
-            int off = 0;
-            for (int s = 16; s >= 1; s /= 2) {
-                if (!(row_bytes & s))
-                    continue;
-                const int b = base + off;
-                off += s;
-                const RegExp a = addr + b;
-                const bool high = b >= 16;
-                const int bi = b % 16;
-                if (s == 16) {
-                    if (high)
-                        vextracti128(xword[a], Ymm(v.getIdx()), 1);
-                    else
-                        vmovdqu(xword[a], lo);
-                    continue;
-                }
-                if (high && !hi_ready) {
-                    vextracti128(hi, Ymm(v.getIdx()), 1);
-                    hi_ready = true;
-                }
-                const Xmm x = high ? hi : lo;
-                switch (s) {
-                    case 8:
-                        if (bi)
-                            vpextrq(qword[a], x, 1);
-                        else
-                            vmovq(qword[a], x);
-                        break;
-                    case 4:
-                        if (bi)
-                            vpextrd(dword[a], x, static_cast<uint8_t>(bi / 4));
-                        else
-                            vmovd(dword[a], x);
-                        break;
-                    case 2:
-                        vpextrw(word[a], x, static_cast<uint8_t>(bi / 2));
-                        break;
-                    default:
-                        vpextrb(byte[a], x, static_cast<uint8_t>(bi));
-                        break;
-                }
+        each_row_piece(vlen, [&](int b, int s) {
+            const RegExp a = addr + b;
+            const bool high = b >= 16;
+            const int bi = b % 16;
+            if (s == 16) {
+                if (high)
+                    vextracti128(xword[a], Ymm(v.getIdx()), 1);
+                else
+                    vmovdqu(xword[a], lo);
+                return;
             }
+            if (high && !hi_ready) {
+                vextracti128(hi, Ymm(v.getIdx()), 1);
+                hi_ready = true;
+            }
+            const Xmm x = high ? hi : lo;
+            switch (s) {
+                case 8:
+                    if (bi)
+                        vpextrq(qword[a], x, 1);
+                    else
+                        vmovq(qword[a], x);
+                    break;
+                case 4:
+                    if (bi)
+                        vpextrd(dword[a], x, static_cast<uint8_t>(bi / 4));
+                    else
+                        vmovd(dword[a], x);
+                    break;
+                case 2:
+                    vpextrw(word[a], x, static_cast<uint8_t>(bi / 2));
+                    break;
+                default: vpextrb(byte[a], x, static_cast<uint8_t>(bi)); break;
+            }
+        });
+    }
+
+    // The pieces of the rows in the first `span` bytes of a row_pitch
+    // stream's vector: piece(b, s) for each, s bytes at byte b (16, 8, 4,
+    // 2 or 1, the widest of each row first), in address order.
+    template <typename Piece>
+    void each_row_piece(int span, const Piece &piece) const {
+        const int row_bytes = key_.row_len * w_;
+        for (int base = 0; base < span; base += key_.row_pitch * w_) {
+            int off = 0;
+            for (int s = 16; s >= 1; s /= 2)
+                if (row_bytes & s) {
+                    piece(base + off, s);
+                    off += s;
+                }
         }
     }
 
@@ -442,8 +448,6 @@ private:
     // port no longer bounds a vector of up to 16 rows (docs/performance.md,
     // "Padded pixels of bytes on AVX2").
     void store_row_pieces_gpr(const RegExp &addr, const Vmm &v, const Xmm &hi) {
-        const int row_bytes = key_.row_len * w_;
-        const int pitch_bytes = key_.row_pitch * w_;
         const Reg64 r = reg_tmp2_;
         const Xmm lo(v.getIdx());
         vextracti128(hi, Ymm(v.getIdx()), 1);
@@ -454,25 +458,18 @@ private:
             else
                 vmovq(r, x);
             int at = 0; // the quadword's byte now in r's low bits
-            for (int base = 0; base < 8; base += pitch_bytes) {
-                int off = 0;
-                for (int sz = 4; sz >= 1; sz /= 2) {
-                    if (!(row_bytes & sz))
-                        continue;
-                    const int b = base + off;
-                    off += sz;
-                    if (b != at) {
-                        shr(r, 8 * (b - at));
-                        at = b;
-                    }
-                    const Address a = ptr[addr + (8 * q + b)];
-                    switch (sz) {
-                        case 4: mov(a, r.cvt32()); break;
-                        case 2: mov(a, r.cvt16()); break;
-                        default: mov(a, r.cvt8()); break;
-                    }
+            each_row_piece(8, [&](int b, int s) {
+                if (b != at) {
+                    shr(r, 8 * (b - at));
+                    at = b;
                 }
-            }
+                const Address a = ptr[addr + (8 * q + b)];
+                switch (s) {
+                    case 4: mov(a, r.cvt32()); break;
+                    case 2: mov(a, r.cvt16()); break;
+                    default: mov(a, r.cvt8()); break;
+                }
+            });
         }
     }
 
