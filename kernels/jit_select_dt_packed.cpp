@@ -357,6 +357,8 @@ private:
         for (int m = 0; m < c_; ++m)
             for (int i = 0; i < lanes_; ++i)
                 emit_lane((lanes_ * m + i) % c_);
+        if (quads()) // quad_lines reads no gather table
+            return;
         for (int line = 0; line < c_; ++line)
             for (int p = 0; p < pairs_; ++p)
                 for (int j = 0; j < lanes_; ++j) {
@@ -665,6 +667,8 @@ private:
         return 64 * c_ * pairs_ + 8 * (m * pairs_ + p);
     }
     void emit_tables() override {
+        if (quads()) // quad_vectors reads no table
+            return;
         for (int m = 0; m < c_; ++m)
             for (int p = 0; p < pairs_; ++p)
                 for (int i = 0; i < lanes_; ++i) {
@@ -1337,6 +1341,8 @@ private:
         return o;
     }
     void emit_tables() override {
+        if (quads()) // interleave_quads reads no mask
+            return;
         for (int k = 0; k < c_; ++k)
             for (int i = 0; i < c_; ++i) {
                 if (!in_pair(k, i))
