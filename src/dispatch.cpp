@@ -260,6 +260,7 @@ cpu_tuning tuning_of(cpu_kind k) {
             t.dt_prefetch_words = true;
             t.dt_prefetch_dwords = true;
             t.ymm_packed_dt_dwords = true;
+            t.ymm_packed_dt_words = true;
             t.dst_rows_per_thread = false;
             break;
         case cpu_kind::amd_zen5:
@@ -322,6 +323,7 @@ constexpr tuning_rule tuning_rules[] = {
     { "dt_prefetch_dwords", &cpu_tuning::dt_prefetch_dwords },
     { "dt_prefetch_packed", &cpu_tuning::dt_prefetch_packed },
     { "ymm_packed_dt_dwords", &cpu_tuning::ymm_packed_dt_dwords },
+    { "ymm_packed_dt_words", &cpu_tuning::ymm_packed_dt_words },
     { "dst_rows_per_thread", &cpu_tuning::dst_rows_per_thread },
 };
 static_assert(sizeof(cpu_tuning)
@@ -710,6 +712,10 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     if (kdt.dt_cols >= 12 && kdt.dt_cols <= max_packed_lanes_avx2
         && kdt.dt_cols % 4 != 0 && f.elem_size == 4
         && kdt.isa == kernel_isa::avx512_core && tuning.ymm_packed_dt_dwords)
+        kdt.isa = kernel_isa::avx2;
+    if ((kdt.dt_cols == 12 || kdt.dt_rows == 8 || kdt.dt_rows == 12)
+        && f.elem_size == 2 && kdt.isa == kernel_isa::avx512_core
+        && tuning.ymm_packed_dt_words)
         kdt.isa = kernel_isa::avx2;
     // The packed kernels' input prefetch, per CPU (cpu_tuning).
     if ((kdt.dt_cols || kdt.dt_rows) && kdt.isa == kernel_isa::avx512_core)

@@ -1065,6 +1065,7 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
         EXPECT_EQ(t.dt_prefetch_dwords, z4) << desc;
         EXPECT_EQ(t.dt_prefetch_packed, z5) << desc;
         EXPECT_EQ(t.ymm_packed_dt_dwords, z4) << desc;
+        EXPECT_EQ(t.ymm_packed_dt_words, z4) << desc;
         EXPECT_EQ(t.dst_rows_per_thread, k == C::other) << desc;
     }
 }
@@ -1083,6 +1084,7 @@ std::string tuning_bits(const si::cpu_tuning &t) {
                        t.dt_prefetch_dwords,
                        t.dt_prefetch_packed,
                        t.ymm_packed_dt_dwords,
+                       t.ymm_packed_dt_words,
                        t.dst_rows_per_thread };
     static_assert(sizeof(f) == sizeof(si::cpu_tuning),
                   "tuning_bits lists every field of cpu_tuning");
@@ -1110,7 +1112,7 @@ TEST(kernel_layouts_tiles, CpuTuningOverride) {
     t = si::tuning_of(C::other);
     ASSERT_TRUE(si::apply_cpu_tuning("ymm_input_transposes_dwords", t, why))
             << why;
-    EXPECT_EQ(tuning_bits(t), "010000000001");
+    EXPECT_EQ(tuning_bits(t), "0100000000001");
     // A kind, then rules taken and dropped, the last word on a rule winning.
     ASSERT_TRUE(si::apply_cpu_tuning(
             "zen5,dt_words=0,dst_rows_per_thread=1,split_permutes,"
