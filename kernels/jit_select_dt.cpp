@@ -811,10 +811,10 @@ private:
 bool dst_transposed_supported(const kernel_key &k) {
     if (k.row_prefetch)
         return false;
-    // The prefetch: the blocks', and AVX-512's packed kernels'.
+    // The prefetch: the blocks', and the packed kernels' (which say
+    // which).
     if (k.dt_cols || k.dt_rows)
-        return (!k.dt_prefetch || k.isa == kernel_isa::avx512_core)
-               && dst_transposed_packed_supported(k);
+        return dst_transposed_packed_supported(k);
     return ((k.isa == kernel_isa::avx512_core
              && (k.elem_size == 4 || k.elem_size == 2))
             || (k.isa == kernel_isa::avx2 && k.elem_size == 4))

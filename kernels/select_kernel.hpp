@@ -119,7 +119,12 @@ struct kernel_key {
     uint8_t dt_rows = 0;
     /// With dst_transposed and neither dt_cols nor dt_rows: each row of a
     /// block prefetches its inputs' lines a fixed distance ahead into L2
-    /// (`_pf` in the name; the dispatcher's choice per CPU).
+    /// (`_pf` in the name; the dispatcher's choice per CPU). With dt_cols
+    /// or dt_rows on AVX-512: each block prefetches the input lines of the
+    /// block 8 on (the dispatcher's choice per CPU); with dt_rows on AVX2:
+    /// each iteration each row's lines 8 iterations on, into L2 (the
+    /// dispatcher's choice for the non-temporal variant of 8 rows or
+    /// more).
     uint8_t dt_prefetch = 0;
     /// Not dst_transposed, with nt_stores: the vectors of a row also
     /// prefetch (into L1) each vector input's matching line

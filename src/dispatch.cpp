@@ -755,6 +755,10 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
                     f.elem_size, true));
             if (dt && (kdt.dt_rows || !off_lines)) {
                 kdt.nt_stores = 1;
+                // AVX2's interleave of 8 rows or more, c streams per input
+                // read at once: beyond the caches, its rows prefetched.
+                if (kdt.isa == kernel_isa::avx2 && kdt.dt_rows >= 8)
+                    kdt.dt_prefetch = 1;
                 plan.kernel_dt_nt = get(kdt);
             }
         } else if (!key.row_len) {

@@ -153,6 +153,12 @@ TEST_P(kernel_dt_packed, KeysAndRefusals) {
     si::kernel_key as = packed_key(kisa(), 4, 3, 0, 1, 0);
     as.src0_scalar = 1;
     bad.push_back(as);
+    // AVX2 prefetches in the interleaving direction only.
+    if (kisa() == si::kernel_isa::avx2) {
+        si::kernel_key pf = packed_key(kisa(), 4, 3, 0, 0, 1);
+        pf.dt_prefetch = 1;
+        bad.push_back(pf);
+    }
     for (const auto &k : bad) {
         EXPECT_FALSE(si::dst_transposed_supported(k)) << si::kernel_name(k);
         try {
@@ -492,9 +498,11 @@ TEST_P(kernel_dt_packed, InterleavedBitExactAgainstGuards) {
             col_counts.push_back(c);
         for (int64_t c : { 2 * l - 1, 2 * l, 3 * l + 5 })
             col_counts.push_back(c);
-        // AVX-512's prefetching variant: its prefetching blocks run while
-        // 8 more blocks follow (none, one, several, with tails).
-        const bool has_pf = kisa() == si::kernel_isa::avx512_core && w > 1;
+        // The prefetching variants: AVX-512's prefetching blocks run while
+        // 8 more blocks follow, AVX2's iterations while 8 more iterations
+        // do (none, one, several, with tails).
+        const bool has_pf = kisa() == si::kernel_isa::avx2
+                            || (kisa() == si::kernel_isa::avx512_core && w > 1);
         if (has_pf)
             for (int64_t c : { 9 * l - 1, 9 * l, 10 * l + 3 })
                 col_counts.push_back(c);
@@ -636,6 +644,28 @@ TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
                                               == plan.has_nt())
                                               << plan.kernel_str(),
                                       desc);
+                            // AVX2's nt variant of 8 rows or more
+                            // prefetches its rows; AVX-512's both variants
+                            // where the CPU's tuning says so.
+                            const auto &kk = plan.kernel_dt->key();
+                            const bool z = kk.isa == si::kernel_isa::avx2;
+                            const bool pf_dt =
+                                    !z
+                                    && si::this_cpu_tuning().dt_prefetch_packed;
+                            KT_EXPECT(fails,
+                                      ::testing::AssertionResult(
+                                              (kk.dt_prefetch != 0) == pf_dt)
+                                              << plan.kernel_str(),
+                                      desc);
+                            if (plan.kernel_dt_nt)
+                                KT_EXPECT(fails,
+                                          ::testing::AssertionResult(
+                                                  (plan.kernel_dt_nt->key()
+                                                           .dt_prefetch
+                                                   != 0)
+                                                  == (z ? c >= 8 : pf_dt))
+                                                  << plan.kernel_str(),
+                                          desc);
                         }
                         const auto ran_ok = [&](const si::executed &ran,
                                                 size_t misd) {
