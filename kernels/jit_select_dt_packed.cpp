@@ -1610,62 +1610,68 @@ private:
         mov(reg_tc_, reg_pc_);
         mov(reg_ta_, reg_pa_);
         mov(reg_tb_, reg_pb_);
+        if (word_quads()) {
+            interleave_word_quads(h, tail, nt, pf);
+            return;
+        }
         vpxor(y_zero(), y_zero(), y_zero());
         // A scalar operand's broadcast: the pair accumulator past the
         // mask (c >= 2, so acc(2) or y_pair_ is free while selecting).
         const Ymm y_bc = c_ > 2 ? acc(2) : y_pair_;
-        for (int r = 0; r < c_; ++r) {
-            if (key_.cond_scalar) {
-                vpbroadcastb(y_mask(), ptr[reg_tc_]);
-                vpcmpeqb(y_mask(), y_mask(), y_zero());
-            } else {
-                cond_zero_mask(y_mask(), y_zero(), ptr[reg_tc_ + b_ * h]);
-            }
-            if (key_.src0_scalar && key_.src1_scalar) {
-                bcast(vec(r), ptr[reg_ta_]);
-                bcast(y_bc, ptr[reg_tb_]);
-                // y_mask(): cond zero (inverted: take src_0 there).
-                if (key_.invert_cond)
-                    vpblendvb(vec(r), y_bc, vec(r), y_mask());
-                else
-                    vpblendvb(vec(r), vec(r), y_bc, y_mask());
-            } else if (key_.src0_scalar) {
-                bcast(y_bc, ptr[reg_ta_]);
-                select(vec(r), y_bc, ptr[reg_tb_ + 32 * h], y_mask());
-            } else if (key_.src1_scalar) {
-                bcast(y_bc, ptr[reg_tb_]);
-                select(vec(r), ptr[reg_ta_ + 32 * h], y_bc, y_mask());
-            } else {
-                select(vec(r), ptr[reg_ta_ + 32 * h], ptr[reg_tb_ + 32 * h],
-                       y_mask());
-            }
-            if (pf && h == 0) {
-                // One line of each row a block pair reads; cond's rows
-                // advance 2B bytes an iteration.
-                if (!key_.cond_scalar)
-                    prefetcht1(ptr[reg_tc_ + 2 * b_ * pf_iters]);
-                if (!key_.src0_scalar)
-                    prefetcht1(ptr[reg_ta_ + 64 * pf_iters]);
-                if (!key_.src1_scalar)
-                    prefetcht1(ptr[reg_tb_ + 64 * pf_iters]);
-            }
-            if (r + 1 < c_) {
-                add(reg_tc_, reg_ic_);
-                add(reg_ta_, reg_ia_);
-                add(reg_tb_, reg_ib_);
-            }
-        }
+        for (int r = 0; r < c_; ++r)
+            select_row(r, h, pf, vec(r), y_mask(), y_zero(), y_bc);
         if (quads()) {
             interleave_quads(h, tail, nt);
-            return;
-        }
-        if (word_quads()) {
-            interleave_word_quads(h, tail, nt);
             return;
         }
         interleave();
         for (int m = 0; m < c_; ++m)
             store_interleaved(m, h, tail, nt, vec(m));
+    }
+
+    // Interleave: row r of block h selected into `v` (`mask`, `bc`
+    // clobbered, `zero` holding zeros), its lines prefetched where `pf`;
+    // reg_tc_, reg_ta_, reg_tb_ then at row r + 1.
+    void select_row(int r, int h, bool pf, const Ymm &v, const Ymm &mask,
+                    const Ymm &zero, const Ymm &bc) {
+        if (key_.cond_scalar) {
+            vpbroadcastb(mask, ptr[reg_tc_]);
+            vpcmpeqb(mask, mask, zero);
+        } else {
+            cond_zero_mask(mask, zero, ptr[reg_tc_ + b_ * h]);
+        }
+        if (key_.src0_scalar && key_.src1_scalar) {
+            bcast(v, ptr[reg_ta_]);
+            bcast(bc, ptr[reg_tb_]);
+            // mask: cond zero (inverted: take src_0 there).
+            if (key_.invert_cond)
+                vpblendvb(v, bc, v, mask);
+            else
+                vpblendvb(v, v, bc, mask);
+        } else if (key_.src0_scalar) {
+            bcast(bc, ptr[reg_ta_]);
+            select(v, bc, ptr[reg_tb_ + 32 * h], mask);
+        } else if (key_.src1_scalar) {
+            bcast(bc, ptr[reg_tb_]);
+            select(v, ptr[reg_ta_ + 32 * h], bc, mask);
+        } else {
+            select(v, ptr[reg_ta_ + 32 * h], ptr[reg_tb_ + 32 * h], mask);
+        }
+        if (pf && h == 0) {
+            // One line of each row a block pair reads; cond's rows
+            // advance 2B bytes an iteration.
+            if (!key_.cond_scalar)
+                prefetcht1(ptr[reg_tc_ + 2 * b_ * pf_iters]);
+            if (!key_.src0_scalar)
+                prefetcht1(ptr[reg_ta_ + 64 * pf_iters]);
+            if (!key_.src1_scalar)
+                prefetcht1(ptr[reg_tb_ + 64 * pf_iters]);
+        }
+        if (r + 1 < c_) {
+            add(reg_tc_, reg_ic_);
+            add(reg_ta_, reg_ia_);
+            add(reg_tb_, reg_ib_);
+        }
     }
 
     // Interleaved vector m of block h, from `v` (tail: to the stack).
@@ -1707,19 +1713,22 @@ private:
         }
     }
 
-    // 2-byte elements of 8 or 12 rows: in a lane of rows 0-7 (channels
-    // 0-7 of 8 pixels), an 8 x 8 transpose of words leaves each pixel's
-    // 8 channels, two 16-byte quads, stored whole; rows 8-11, a 4 x 4
-    // transpose (vpunpck{l,h}wd, vpunpck{l,h}dq) leaves each pixel's quad
-    // 2, stored as a quadword. 24 shuffles per 8 rows and 8 per 4, and a
-    // store per quad or pair of quads, where the pairs take a shuffle and
-    // an OR per element and spill to the stack. The nt variant (and a
+    // 2-byte elements of 8 to 28 rows, a multiple of 4: each group of 8
+    // rows selected into ymm0-7, where in a lane (channels 8g .. 8g + 7
+    // of 8 pixels) an 8 x 8 transpose of words leaves each pixel's 8
+    // channels of the group, two 16-byte quads, stored whole; a last
+    // group of 4 rows into ymm0-3, where a 4 x 4 transpose (vpunpck{l,h}wd,
+    // vpunpck{l,h}dq) leaves each pixel's last quad, stored as a quadword.
+    // 24 shuffles per 8 rows and 8 per 4, and a store per quad or pair of
+    // quads, where the pairs take a shuffle and an OR per element and
+    // spill to the stack (and stop at 13 rows). The nt variant (and a
     // tail) puts the pieces on the stack and streams each interleaved
     // vector from there.
     bool word_quads() const {
-        return inter_ && es_ == 2 && (c_ == 8 || c_ == 12);
+        return inter_ && es_ == 2 && c_ % 4 == 0 && c_ >= 8
+               && c_ <= max_packed_word_quads_avx2;
     }
-    void interleave_word_quads(int h, bool tail, bool nt) {
+    void interleave_word_quads(int h, bool tail, bool nt, bool pf) {
         const bool staged = tail || nt;
         const int64_t block = 32 * static_cast<int64_t>(c_) * h;
         // Byte o of pixel p of block h, in dst or on the stack.
@@ -1727,36 +1736,43 @@ private:
             const int64_t off = block + 2 * c_ * p + o;
             return staged ? ptr[rsp + out_off() + off] : ptr[reg_pd_ + off];
         };
-        if (c_ == 12) {
-            const Ymm v[4] = { vec(8), vec(9), vec(10), vec(11) };
-            const Ymm t[4] = { ymm12, ymm13, ymm14, ymm15 };
-            vpunpcklwd(t[0], v[0], v[1]);
-            vpunpckhwd(t[1], v[0], v[1]);
-            vpunpcklwd(t[2], v[2], v[3]);
-            vpunpckhwd(t[3], v[2], v[3]);
-            // v[i]: quad 2 of pixels 2i, 2i + 1 (lane 0), 8 + 2i, 9 + 2i.
-            vpunpckldq(v[0], t[0], t[2]);
-            vpunpckhdq(v[1], t[0], t[2]);
-            vpunpckldq(v[2], t[1], t[3]);
-            vpunpckhdq(v[3], t[1], t[3]);
-            for (int i = 0; i < 4; ++i) {
-                const Xmm lo(v[i].getIdx()), hi(t[i].getIdx());
-                vmovq(at(2 * i, 16), lo);
-                vmovhps(at(2 * i + 1, 16), lo);
-                vextracti128(hi, v[i], 1);
-                vmovq(at(8 + 2 * i, 16), hi);
-                vmovhps(at(9 + 2 * i, 16), hi);
-            }
-        }
-        const Ymm r[8] = { vec(0), vec(1), vec(2), vec(3),
-                           vec(4), vec(5), vec(6), vec(7) };
+        const Ymm r[8] = { ymm0, ymm1, ymm2, ymm3, ymm4, ymm5, ymm6, ymm7 };
         const Ymm t[8] = {
             ymm8, ymm9, ymm10, ymm11, ymm12, ymm13, ymm14, ymm15
         };
-        transpose_words_in_lanes(r, t);
-        for (int p = 0; p < 8; ++p) {
-            vmovdqu(at(p, 0), Xmm(t[p].getIdx()));
-            vextracti128(at(8 + p, 0), t[p], 1);
+        // Selecting: the mask, zero and a broadcast in t[0..2].
+        for (int g = 0; 8 * g < c_; ++g) {
+            const int rows = std::min(8, c_ - 8 * g);
+            vpxor(t[1], t[1], t[1]);
+            for (int i = 0; i < rows; ++i)
+                select_row(8 * g + i, h, pf, r[i], t[0], t[1], t[2]);
+            const int64_t o = 16 * g;
+            if (rows == 4) {
+                vpunpcklwd(t[0], r[0], r[1]);
+                vpunpckhwd(t[1], r[0], r[1]);
+                vpunpcklwd(t[2], r[2], r[3]);
+                vpunpckhwd(t[3], r[2], r[3]);
+                // r[i]: the quad of pixels 2i, 2i + 1 (lane 0), 8 + 2i,
+                // 9 + 2i.
+                vpunpckldq(r[0], t[0], t[2]);
+                vpunpckhdq(r[1], t[0], t[2]);
+                vpunpckldq(r[2], t[1], t[3]);
+                vpunpckhdq(r[3], t[1], t[3]);
+                for (int i = 0; i < 4; ++i) {
+                    const Xmm lo(r[i].getIdx()), hi(t[i].getIdx());
+                    vmovq(at(2 * i, o), lo);
+                    vmovhps(at(2 * i + 1, o), lo);
+                    vextracti128(hi, r[i], 1);
+                    vmovq(at(8 + 2 * i, o), hi);
+                    vmovhps(at(9 + 2 * i, o), hi);
+                }
+                continue;
+            }
+            transpose_words_in_lanes(r, t);
+            for (int p = 0; p < 8; ++p) {
+                vmovdqu(at(p, o), Xmm(t[p].getIdx()));
+                vextracti128(at(8 + p, o), t[p], 1);
+            }
         }
         if (!nt || tail)
             return;
@@ -1873,8 +1889,10 @@ bool dst_transposed_packed_supported(const kernel_key &k) {
                          : k.isa == kernel_isa::avx512_core && w248
                                  ? max_packed_dt_cols
                                  : 0;
+        const bool word_quads = avx2 && k.elem_size == 2 && k.dt_rows % 4 == 0
+                                && k.dt_rows <= max_packed_word_quads_avx2;
         return !k.dt_cols && (w248 || k.elem_size == 1) && k.dt_rows >= 2
-               && k.dt_rows <= most;
+               && (k.dt_rows <= most || word_quads);
     }
     if (k.cond_scalar || k.src0_scalar || k.dt_cols < 2)
         return false;

@@ -68,6 +68,11 @@ constexpr int max_packed_lanes_avx2 = 13;
 /// Intel's issue it on one: on a Zen 3 guest 12 and 13 channels ran
 /// 0.19-0.33 of dense through the lanes and 0.44-0.49 through the scratch.
 constexpr int max_packed_lanes_avx2_e1_cols = 10;
+/// AVX2's interleave of 2-byte elements moves a pixel's quads of 4
+/// channels through transposes of 8 rows at a time (no registers held
+/// across the rows' groups): every multiple of 4 from 8 up to 28 (from 32
+/// rows of 2-byte elements dst's lines are 64 bytes, the block kernel's).
+constexpr int max_packed_word_quads_avx2 = 28;
 
 enum class kernel_isa : uint8_t { ref = 0, avx2 = 1, avx512_core = 2 };
 const char *kernel_isa2str(kernel_isa isa);

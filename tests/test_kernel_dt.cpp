@@ -287,7 +287,8 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
     // for 4-byte elements where C is at least 16 and, on Zen 4 (AVX-512),
     // for 2-byte ones where C is at least 32 (a 64-byte line of each
     // dst column; below 16 on AVX-512 and below 8 on AVX2, the packed one that
-    // interleaves the channels). Its nt variant exists only where dst's
+    // interleaves the channels, and 2-byte ones of a multiple of 4 up to 28
+    // under either ISA). Its nt variant exists only where dst's
     // columns lie whole lines apart (C times the element bytes a multiple
     // of 64); elsewhere nt stores run dst's transpose from the scratch.
     // The results are the reference's wherever it runs or not, at 1 and 2
@@ -309,11 +310,14 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
                             p, nt ? si::nt_candidate_bytes() : 0);
                     // A few channels: the packed kernel that interleaves
                     // them (test_kernel_dt_packed.cpp), whose nt variant
-                    // needs only dst's start.
+                    // needs only dst's start; 2-byte elements up to 28
+                    // channels, a multiple of 4, AVX2's under either ISA.
                     const bool interleaved =
                             c <= (kisa() == si::kernel_isa::avx2
                                           ? si::max_packed_lanes_avx2
-                                          : si::max_packed_dt_cols);
+                                          : si::max_packed_dt_cols)
+                            || (w == 2 && c % 4 == 0
+                                && c <= si::max_packed_word_quads_avx2);
                     const bool lines = c * w % 64 == 0 || interleaved;
                     // 2-byte elements in blocks on AVX-512 where this
                     // CPU's tuning takes them, and the prefetching blocks

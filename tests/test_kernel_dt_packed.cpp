@@ -45,6 +45,27 @@ int max_rows(si::kernel_isa isa, int w) {
     return w == 1 ? 0 : 15;
 }
 
+/// Whether an interleaving kernel takes `rows` rows of `w`-byte elements:
+/// up to max_rows, and on AVX2 2-byte ones of every multiple of 4 up to
+/// max_packed_word_quads_avx2 (quads through transposes of 8 rows).
+bool takes_rows(si::kernel_isa isa, int w, int rows) {
+    if (rows < 2)
+        return false;
+    if (isa == si::kernel_isa::avx2 && w == 2 && rows % 4 == 0
+        && rows <= si::max_packed_word_quads_avx2)
+        return true;
+    return rows <= max_rows(isa, w);
+}
+
+/// The row counts takes_rows accepts, in order.
+std::vector<int> inter_rows(si::kernel_isa isa, int w) {
+    std::vector<int> r;
+    for (int rows = 2; rows <= 32; ++rows)
+        if (takes_rows(isa, w, rows))
+            r.push_back(rows);
+    return r;
+}
+
 /// What a plan gets on `isa`: 1-byte elements on AVX-512 run AVX2's
 /// kernel (no byte permute across lanes without AVX512_VBMI).
 si::kernel_isa plan_isa(si::kernel_isa isa, int w) {
@@ -442,12 +463,12 @@ si::select_call_args inter_args(const inter_case &c, const void *const *ptr) {
 TEST_P(kernel_dt_packed, InterleavedKeysAndRefusals) {
     ASSERT_TRUE(jit()) << "instantiated for the JIT ISAs only";
     for (int w : { 1, 2, 4, 8 })
-        for (int rows = 2; rows <= 15; ++rows)
+        for (int rows = 2; rows <= 32; ++rows)
             for (int roles = 0; roles < 16; ++roles) {
                 const si::kernel_key k =
                         inter_key(kisa(), w, rows, roles & 1, (roles >> 1) & 1,
                                   (roles >> 2) & 1, (roles >> 3) & 1, rows & 1);
-                const bool takes = rows <= max_rows(kisa(), w);
+                const bool takes = takes_rows(kisa(), w, rows);
                 EXPECT_EQ(si::dst_transposed_supported(k), takes)
                         << si::kernel_name(k);
                 if (!takes)
@@ -506,7 +527,7 @@ TEST_P(kernel_dt_packed, InterleavedBitExactAgainstGuards) {
         if (has_pf)
             for (int64_t c : { 9 * l - 1, 9 * l, 10 * l + 3 })
                 col_counts.push_back(c);
-        for (int rows = 2; rows <= max_rows(kisa(), w); ++rows)
+        for (int rows : inter_rows(kisa(), w))
             for (int roles = 0; roles < 16; ++roles)
                 for (int v = 0; v < (has_pf ? 4 : 2); ++v) {
                     const int nt = v % 2;
@@ -562,9 +583,10 @@ TEST_P(kernel_dt_packed, InterleavedCalleeSavedRegistersPreserved) {
     const harness h;
     auto &g = rng();
     for (int w : { 1, 2, 4, 8 }) {
-        const int rows = max_rows(kisa(), w);
-        if (rows == 0)
+        const std::vector<int> all = inter_rows(kisa(), w);
+        if (all.empty())
             continue;
+        const int rows = all.back();
         for (int roles = 0; roles < 16; ++roles)
             for (int nt = 0; nt < 2; ++nt) {
                 inter_case c;
@@ -593,7 +615,8 @@ TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
     // order, tiles of C rows (channels), dst transposed with each pixel's
     // channels back to back. The interleaving kernel runs where C is under
     // 16 for 2-, 4- and 8-byte elements (AVX2: up to 13, 1-byte ones too,
-    // as on AVX-512 CPUs), with cond full or
+    // as on AVX-512 CPUs; 2-byte ones of a multiple of 4 up to 28 rows by
+    // AVX2's kernel on both), with cond full or
     // per channel (one element per row), src_1 full or 0-D; its nt
     // variant wherever the plan has nt stores (a call whose dst does not
     // start a cache line runs the regular one). The results are the
@@ -602,7 +625,7 @@ TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
     auto &g = rng();
     int fails = 0;
     for (int w : { 1, 2, 4, 8 })
-        for (int64_t c : { 2, 3, 4, 7, 8, 12, 13, 14, 15 })
+        for (int64_t c : { 2, 3, 4, 7, 8, 12, 13, 14, 15, 16, 20, 28 })
             for (int shape = 0; shape < 3; ++shape)
                 for (int variant = 0; variant < 3; ++variant)
                     for (bool nt : { false, true }) {
@@ -626,8 +649,14 @@ TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
                         const si::select_nd p = make_nd(s);
                         const si::select_plan plan = si::plan_select(
                                 p, nt ? si::nt_candidate_bytes() : 0);
+                        // 2-byte elements past 15 rows: AVX2's kernel
+                        // on AVX-512 CPUs too.
                         const bool want_dt =
-                                c <= max_rows(plan_isa(kisa(), w), w);
+                                takes_rows(plan_isa(kisa(), w), w, int(c))
+                                || (w == 2
+                                    && takes_rows(si::kernel_isa::avx2, w,
+                                                  int(c))
+                                    && c > 15);
                         const std::string desc =
                                 nd_str(p) + (nt ? " (nt)" : "");
                         const bool planned =
