@@ -1455,6 +1455,13 @@ private:
         return o;
     }
     void emit_tables() override {
+        if (byte_quads()) {
+            for (int half = 0; half < 2; ++half)
+                for (int k = 0; k < 4; ++k)
+                    for (int j = 0; j < 4; ++j)
+                        db(static_cast<uint8_t>(4 * j + k));
+            return;
+        }
         if (quads() || word_quads()) // read no mask
             return;
         for (int k = 0; k < c_; ++k)
@@ -1598,9 +1605,69 @@ private:
         add(reg_pc_, reg_ic_);
         add(reg_pa_, reg_ia_);
         add(reg_pb_, reg_ib_);
+        if (byte_quads()) {
+            deinterleave_byte_quads(h, tail, nt);
+            return;
+        }
         deinterleave();
         for (int k = 0; k < c_; ++k)
             store_channel(k, h, tail, nt, channel(k), y_t_);
+    }
+
+    // 1-byte elements of 8 channels, a pixel's quads of 4 channels two
+    // dwords: vector m of the block holds pixels 4m .. 4m + 3. For quad q
+    // and i < 4, a vector takes quad q of pixels 4i .. 4i + 3 as its low
+    // lane and of 16 + 4i .. 19 + 4i as its high one (vshufps of vectors i
+    // and 4 + i, then vpermq); a vpshufb turns each lane's 4 x 4 bytes
+    // (pixels by channels) into channels by pixels, and a 4 x 4 transpose
+    // of dwords within the lanes leaves channel 4q + k's 32 pixels in one
+    // vector. 20 shuffles per 4 channels, where the pairs take a vpshufb
+    // and a vpor per channel and pair (16 per channel of 8). The
+    // interleave runs the same steps backwards.
+    bool byte_quads() const { return es_ == 1 && c_ == 8; }
+    // The vpshufb of a lane's 4 x 4 bytes: byte 4k + j from byte 4j + k.
+    int64_t byte_quads_tbl() const { return 0; }
+    void deinterleave_byte_quads(int h, bool tail, bool nt) {
+        const Ymm t0 = acc(0), t1 = acc(1);
+        for (int i = 0; i < 4; ++i) {
+            // Quads 0 and 1 of both vectors' pixels, then each lane's
+            // pixels in order (qwords 0, 2, 1, 3).
+            vshufps(t0, vec(i), vec(4 + i), 0x88);
+            vshufps(t1, vec(i), vec(4 + i), 0xdd);
+            vpermq(vec(i), t0, 0xd8);
+            vpermq(vec(4 + i), t1, 0xd8);
+        }
+        const Ymm u[4] = { acc(0), acc(1), acc(2), acc(3) };
+        for (int q = 0; q < 2; ++q) {
+            const Ymm v[4] = { vec(4 * q), vec(4 * q + 1), vec(4 * q + 2),
+                               vec(4 * q + 3) };
+            for (const Ymm &x : v)
+                vpshufb(x, x, ptr[reg_tbl_ + byte_quads_tbl()]);
+            transpose_dwords_in_lanes(v, u);
+            for (int k = 0; k < 4; ++k)
+                store_channel(4 * q + k, h, tail, nt, v[k], y_t_);
+        }
+    }
+    void interleave_byte_quads(int h, bool tail, bool nt) {
+        const Ymm u[4] = { acc(0), acc(1), acc(2), acc(3) };
+        for (int q = 0; q < 2; ++q) {
+            const Ymm v[4] = { vec(4 * q), vec(4 * q + 1), vec(4 * q + 2),
+                               vec(4 * q + 3) };
+            transpose_dwords_in_lanes(v, u);
+            for (const Ymm &x : v)
+                vpshufb(x, x, ptr[reg_tbl_ + byte_quads_tbl()]);
+        }
+        // vec(i), vec(4 + i): quads 0 and 1 of pixels 4i .. 4i + 3 (low
+        // lane) and 16 + 4i .. 19 + 4i.
+        const Ymm lo = acc(4), hi = acc(5);
+        for (int i = 0; i < 4; ++i) {
+            vpunpckldq(lo, vec(i), vec(4 + i));
+            vpunpckhdq(hi, vec(i), vec(4 + i));
+            vperm2i128(y_t_, lo, hi, 0x20);
+            store_interleaved(i, h, tail, nt, y_t_);
+            vperm2i128(y_t_, lo, hi, 0x31);
+            store_interleaved(4 + i, h, tail, nt, y_t_);
+        }
     }
 
     // Interleave, block h of the iteration: each row selected, the pairs
@@ -1622,6 +1689,10 @@ private:
             select_row(r, h, pf, vec(r), y_mask(), y_zero(), y_bc);
         if (quads()) {
             interleave_quads(h, tail, nt);
+            return;
+        }
+        if (byte_quads()) {
+            interleave_byte_quads(h, tail, nt);
             return;
         }
         interleave();
