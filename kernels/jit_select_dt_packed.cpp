@@ -6,7 +6,9 @@
 // channels, and by 16-byte lanes for 1- and 2-byte ones and the
 // interleaving direction (1-byte elements on AVX-512 CPUs too). Both ISAs
 // move whole lanes for 4-byte elements of 4, 8 or 12 lines, in both
-// directions.
+// directions; AVX2 moves a pixel's quads of 4 channels as quadwords of
+// 2-byte elements (8 or 12 lines; interleaving, every multiple of 4 up to
+// 28) and as dwords of 1-byte ones (8 lines), in both directions.
 //
 // The case: channels-last inputs of a few channels into a channels-first
 // dst (an RGB image [N, 3, H, W] stored NHWC, written NCHW). Folded in the
