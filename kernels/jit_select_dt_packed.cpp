@@ -1260,7 +1260,7 @@ private:
               y_b_ = ymm12;
     int64_t stage_off() const { return out_off() + 64 * c_; }
     // A broadcast src_1 (2-byte elements).
-    int64_t bcast_off() const { return stage_off() + 64 * c_; }
+    int64_t bcast_off() const { return stage_off() + 64 * c_ + 32; }
     int64_t frame() const override { return bcast_off() + 32; }
     void emit_tables() override {}
 
@@ -1306,10 +1306,13 @@ private:
     }
 
     void word_quads(bool tail, bool nt) {
-        const int a = c_ / 4;
+        // A last quad of 1 to 3 channels reads into the next pixel (or
+        // the 8 bytes of slack past the stage); its lines past c are not
+        // stored.
+        const int a = (c_ + 3) / 4;
         // Quad q of pixel p (0..31) on the stack.
         const auto quad = [&](int p, int q) {
-            return ptr[rsp + stage_off() + 8 * (a * p + q)];
+            return ptr[rsp + stage_off() + 2 * c_ * p + 8 * q];
         };
         const Ymm r[8] = { ymm0, ymm1, ymm2, ymm3, ymm4, ymm5, ymm6, ymm7 };
         const Ymm t[8] = {
@@ -1325,7 +1328,7 @@ private:
                 vinserti128(r[j], r[j], hi, 1);
             }
             transpose_words_in_lanes(r, t);
-            for (int k = 0; k < 4; ++k) {
+            for (int k = 0; k < 4 && 4 * q + k < c_; ++k) {
                 const int line = 4 * q + k;
                 if (tail) {
                     vmovdqu(ptr[rsp + out_off() + 64 * line], t[k]);
@@ -1972,6 +1975,10 @@ bool dst_transposed_packed_supported(const kernel_key &k) {
     // AVX2's prefetch is the interleave's.
     if (avx2 && k.dt_prefetch)
         return false;
+    // 2-byte elements from 8 channels: quadwords (no register holds a
+    // block), to 15 as on AVX-512.
+    if (avx2 && k.elem_size == 2 && k.dt_cols >= 8)
+        return k.dt_cols <= max_packed_dt_cols;
     if (avx2)
         return k.elem_size == 1 ? k.dt_cols <= max_packed_lanes_avx2_e1_cols
                                 : w248 && k.dt_cols <= max_packed_lanes_avx2;
@@ -1986,8 +1993,9 @@ std::shared_ptr<const select_kernel>
 create_jit_select_dt_packed_kernel(const kernel_key &key) {
     // 2-byte elements of 4 channels: a pixel a quadword, the lanes kernel
     // ran them 1.15-1.3x as fast.
-    if (key.isa == kernel_isa::avx2 && key.dt_cols && key.dt_cols % 4 == 0
-        && (key.elem_size == 4 || (key.elem_size == 2 && key.dt_cols >= 8)))
+    if (key.isa == kernel_isa::avx2 && key.dt_cols
+        && ((key.elem_size == 4 && key.dt_cols % 4 == 0)
+            || (key.elem_size == 2 && key.dt_cols >= 8)))
         return make_jit_kernel<jit_select_dt_quads_avx2_t>(key);
     if (key.isa == kernel_isa::avx2
         && (key.dt_rows || key.elem_size <= 2

@@ -722,7 +722,10 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         && kdt.dt_cols % 4 != 0 && f.elem_size == 4
         && kdt.isa == kernel_isa::avx512_core && tuning.ymm_packed_dt_dwords)
         kdt.isa = kernel_isa::avx2;
-    if ((kdt.dt_cols == 12 || kdt.dt_rows == 8 || kdt.dt_rows == 12)
+    // 2-byte elements into 11 to 15 dst lines, or interleaving 8 or 12
+    // rows: AVX2's quadwords where the CPU's tuning says so
+    // (cpu_tuning::ymm_packed_dt_words).
+    if ((kdt.dt_cols >= 11 || kdt.dt_rows == 8 || kdt.dt_rows == 12)
         && f.elem_size == 2 && kdt.isa == kernel_isa::avx512_core
         && tuning.ymm_packed_dt_words)
         kdt.isa = kernel_isa::avx2;

@@ -59,9 +59,10 @@ struct cpu_tuning {
     /// channels-first dst) is AVX2's (12 lines, a multiple of 4, take
     /// AVX-512's, which moves whole 16-byte lanes there).
     bool ymm_packed_dt_dwords = false;
-    /// An AVX-512 plan's packed kernel of 2-byte elements into 12 dst
-    /// lines (kernel_key::dt_cols) is AVX2's, which moves each pixel's
-    /// quads of 4 channels as quadwords.
+    /// An AVX-512 plan's packed kernel of 2-byte elements into 11 to 15
+    /// dst lines (kernel_key::dt_cols), or interleaving 8 or 12 rows
+    /// (dt_rows), is AVX2's, which moves each pixel's quads of 4 channels
+    /// as quadwords.
     bool ymm_packed_dt_words = false;
     /// plan_tiles: a transposed dst of fewer matrices than threads is
     /// split by its rows even where panels would balance the threads.

@@ -29,11 +29,13 @@ si::kernel_key packed_key(si::kernel_isa isa, int w, int cols, int inv, int bs,
 /// The column counts a packed kernel takes for `w`-byte elements: AVX-512
 /// 2-, 4- and 8-byte elements, up to 15 columns and one vector's elements;
 /// AVX2 all of them up to 13 (4- and 8-byte ones up to 8 by vpermd, the
-/// rest by 16-byte lanes), 1-byte ones up to 10 (0: none).
+/// rest by 16-byte lanes), 2-byte ones up to 15 (from 8 by quadwords),
+/// 1-byte ones up to 10 (0: none).
 int max_cols(si::kernel_isa isa, int w) {
     if (isa == si::kernel_isa::avx2)
-        return w == 1 ? si::max_packed_lanes_avx2_e1_cols
-                      : si::max_packed_lanes_avx2;
+        return w == 1   ? si::max_packed_lanes_avx2_e1_cols
+               : w == 2 ? si::max_packed_dt_cols
+                        : si::max_packed_lanes_avx2;
     return w == 1 ? 0 : std::min(15, 64 / w);
 }
 
