@@ -7,8 +7,8 @@
 // interleaving direction (1-byte elements on AVX-512 CPUs too). Both ISAs
 // move whole lanes for 4-byte elements of 4, 8 or 12 lines, in both
 // directions; AVX2 moves a pixel's quads of 4 channels as quadwords of
-// 2-byte elements (8 or 12 lines; interleaving, every multiple of 4 up to
-// 28) and as dwords of 1-byte ones (8 lines), in both directions.
+// 2-byte elements (8 to 15 lines; interleaving, every multiple of 4 from
+// 8 up to 28) and as dwords of 1-byte ones (8 lines, both directions).
 //
 // The case: channels-last inputs of a few channels into a channels-first
 // dst (an RGB image [N, 3, H, W] stored NHWC, written NCHW). Folded in the
@@ -1224,10 +1224,12 @@ private:
     const int k_;
 };
 
-// AVX2, 2- and 4-byte elements of 4, 8 or 12 channels into a
-// channels-first dst (dt_cols), as AVX-512's quad_lines: a pixel's quad of
-// 4 channels is one 16-byte lane (4-byte elements) or one quadword (2-byte
-// ones) of the selected block, which waits on the stack.
+// AVX2, 4-byte elements of 4, 8 or 12 channels and 2-byte ones of 8 to 15
+// into a channels-first dst (dt_cols), as AVX-512's quad_lines: a pixel's
+// quad of 4 channels is one 16-byte lane (4-byte elements) or one
+// quadword (2-byte ones) of the selected block, which waits on the stack.
+// A last quad of 1 to 3 channels (2-byte elements) reads into the next
+// pixel, or the stage's slack, and stores only its lines.
 //
 // 4-byte elements: for each quad q and j < 4 a vector takes pixel j's quad
 // q as its low lane and pixel 4 + j's as its high one (a load and a
