@@ -1494,8 +1494,10 @@ private:
             }
     }
 
-    // Stack, past the shared blocks: a broadcast src_1.
-    int64_t bcast_off() const { return out_off() + 64 * c_; }
+    // Stack, past the shared blocks and 32 bytes of slack (which the last
+    // piece of interleave_word_quads' block may run into): a broadcast
+    // src_1.
+    int64_t bcast_off() const { return out_off() + 64 * c_ + 32; }
     // More than 7 channels: the pairs, 32 bytes each.
     int64_t pair_off() const { return bcast_off() + 32; }
     Address pair(int i) { return ptr[rsp + pair_off() + 32 * i]; }
@@ -1803,11 +1805,18 @@ private:
     // tail) puts the pieces on the stack and streams each interleaved
     // vector from there.
     bool word_quads() const {
-        return inter_ && es_ == 2 && c_ % 4 == 0 && c_ >= 8
-               && c_ <= max_packed_word_quads_avx2;
+        return inter_ && es_ == 2 && c_ >= 8
+               && (c_ <= max_packed_dt_cols
+                   || (c_ % 4 == 0 && c_ <= max_packed_word_quads_avx2));
     }
     void interleave_word_quads(int h, bool tail, bool nt, bool pf) {
-        const bool staged = tail || nt;
+        // A last group of rows short of 4 or 8 stores its pixels' pieces
+        // whole, running into the next pixel: on the stack, the groups in
+        // reverse order so that each later group writes over what the
+        // one after it ran into (the slack past the block takes the last
+        // pixel's).
+        const bool partial = c_ % 4 != 0;
+        const bool staged = tail || nt || partial;
         const int64_t block = 32 * static_cast<int64_t>(c_) * h;
         // Byte o of pixel p of block h, in dst or on the stack.
         const auto at = [&](int p, int64_t o) {
@@ -1818,14 +1827,30 @@ private:
         const Ymm t[8] = {
             ymm8, ymm9, ymm10, ymm11, ymm12, ymm13, ymm14, ymm15
         };
-        // Selecting: the mask, zero and a broadcast in t[0..2].
-        for (int g = 0; 8 * g < c_; ++g) {
+        const int groups = (c_ + 7) / 8;
+        for (int n = 0; n < groups; ++n) {
+            const int g = partial ? groups - 1 - n : n;
             const int rows = std::min(8, c_ - 8 * g);
+            if (partial) {
+                // The group's first row.
+                const Reg64 ps[3] = { reg_pc_, reg_pa_, reg_pb_ };
+                const Reg64 ts[3] = { reg_tc_, reg_ta_, reg_tb_ };
+                const Reg64 is[3] = { reg_ic_, reg_ia_, reg_ib_ };
+                for (int op = 0; op < 3; ++op) {
+                    if (g == 0) {
+                        mov(ts[op], ps[op]);
+                        continue;
+                    }
+                    imul(ts[op], is[op], 8 * g);
+                    add(ts[op], ps[op]);
+                }
+            }
+            // Selecting: the mask, zero and a broadcast in t[0..2].
             vpxor(t[1], t[1], t[1]);
             for (int i = 0; i < rows; ++i)
                 select_row(8 * g + i, h, pf, r[i], t[0], t[1], t[2]);
             const int64_t o = 16 * g;
-            if (rows == 4) {
+            if (rows <= 4) {
                 vpunpcklwd(t[0], r[0], r[1]);
                 vpunpckhwd(t[1], r[0], r[1]);
                 vpunpcklwd(t[2], r[2], r[3]);
@@ -1852,11 +1877,14 @@ private:
                 vextracti128(at(8 + p, o), t[p], 1);
             }
         }
-        if (!nt || tail)
+        if (tail || !staged)
             return;
         for (int m = 0; m < c_; ++m) {
             vmovdqu(y_t_, ptr[rsp + out_off() + block + 32 * m]);
-            vmovntdq(ptr[reg_pd_ + block + 32 * m], y_t_);
+            if (nt)
+                vmovntdq(ptr[reg_pd_ + block + 32 * m], y_t_);
+            else
+                vmovdqu(ptr[reg_pd_ + block + 32 * m], y_t_);
         }
     }
 
@@ -1967,8 +1995,11 @@ bool dst_transposed_packed_supported(const kernel_key &k) {
                          : k.isa == kernel_isa::avx512_core && w248
                                  ? max_packed_dt_cols
                                  : 0;
-        const bool word_quads = avx2 && k.elem_size == 2 && k.dt_rows % 4 == 0
-                                && k.dt_rows <= max_packed_word_quads_avx2;
+        const bool word_quads =
+                avx2 && k.elem_size == 2
+                && (k.dt_rows <= max_packed_dt_cols
+                    || (k.dt_rows % 4 == 0
+                        && k.dt_rows <= max_packed_word_quads_avx2));
         return !k.dt_cols && (w248 || k.elem_size == 1) && k.dt_rows >= 2
                && (k.dt_rows <= most || word_quads);
     }

@@ -48,13 +48,15 @@ int max_rows(si::kernel_isa isa, int w) {
 }
 
 /// Whether an interleaving kernel takes `rows` rows of `w`-byte elements:
-/// up to max_rows, and on AVX2 2-byte ones of every multiple of 4 up to
-/// max_packed_word_quads_avx2 (quads through transposes of 8 rows).
+/// up to max_rows, and on AVX2 2-byte ones up to 15 and of every multiple
+/// of 4 up to max_packed_word_quads_avx2 (quads through transposes of 8
+/// rows).
 bool takes_rows(si::kernel_isa isa, int w, int rows) {
     if (rows < 2)
         return false;
-    if (isa == si::kernel_isa::avx2 && w == 2 && rows % 4 == 0
-        && rows <= si::max_packed_word_quads_avx2)
+    if (isa == si::kernel_isa::avx2 && w == 2
+        && (rows <= si::max_packed_dt_cols
+            || (rows % 4 == 0 && rows <= si::max_packed_word_quads_avx2)))
         return true;
     return rows <= max_rows(isa, w);
 }
@@ -617,7 +619,8 @@ TEST_P(kernel_dt_packed, PlansInterleaveChannelsLastDst) {
     // order, tiles of C rows (channels), dst transposed with each pixel's
     // channels back to back. The interleaving kernel runs where C is under
     // 16 for 2-, 4- and 8-byte elements (AVX2: up to 13, 1-byte ones too,
-    // as on AVX-512 CPUs; 2-byte ones of a multiple of 4 up to 28 rows by
+    // as on AVX-512 CPUs; 2-byte ones up to 15 and of a multiple of 4 up
+    // to 28 rows by
     // AVX2's kernel on both), with cond full or
     // per channel (one element per row), src_1 full or 0-D; its nt
     // variant wherever the plan has nt stores (a call whose dst does not
