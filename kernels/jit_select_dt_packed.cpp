@@ -7,8 +7,9 @@
 // interleaving direction (1-byte elements on AVX-512 CPUs too). Both ISAs
 // move whole lanes for 4-byte elements of 4, 8 or 12 lines, in both
 // directions; AVX2 moves a pixel's quads of 4 channels as quadwords of
-// 2-byte elements (8 to 15 lines; interleaving, every multiple of 4 from
-// 8 up to 28) and as dwords of 1-byte ones (8 lines, both directions).
+// 2-byte elements (8 to 15 lines; interleaving, 8 to 15 rows and every
+// multiple of 4 up to 28) and as dwords of 1-byte ones (8 lines, both
+// directions).
 //
 // The case: channels-last inputs of a few channels into a channels-first
 // dst (an RGB image [N, 3, H, W] stored NHWC, written NCHW). Folded in the
@@ -1793,12 +1794,13 @@ private:
         }
     }
 
-    // 2-byte elements of 8 to 28 rows, a multiple of 4: each group of 8
-    // rows selected into ymm0-7, where in a lane (channels 8g .. 8g + 7
-    // of 8 pixels) an 8 x 8 transpose of words leaves each pixel's 8
-    // channels of the group, two 16-byte quads, stored whole; a last
-    // group of 4 rows into ymm0-3, where a 4 x 4 transpose (vpunpck{l,h}wd,
-    // vpunpck{l,h}dq) leaves each pixel's last quad, stored as a quadword.
+    // 2-byte elements of 8 to 15 rows and of every multiple of 4 up to
+    // 28: each group of 8 rows selected into ymm0-7, where in a lane
+    // (channels 8g .. 8g + 7 of 8 pixels) an 8 x 8 transpose of words
+    // leaves each pixel's 8 channels of the group, two 16-byte quads,
+    // stored whole; a last group of up to 4 rows into ymm0-3, where a 4 x
+    // 4 transpose (vpunpck{l,h}wd, vpunpck{l,h}dq) leaves each pixel's last
+    // quad, stored as a quadword.
     // 24 shuffles per 8 rows and 8 per 4, and a store per quad or pair of
     // quads, where the pairs take a shuffle and an OR per element and
     // spill to the stack (and stop at 13 rows). The nt variant (and a
