@@ -1027,7 +1027,17 @@ protected:
             jnz(l_strided, T_NEAR);
             // One row for all: its block, element e = row element e % c.
             const int w = in_bytes(in.op);
-            for (int e = 0; e < c_ * b_; ++e) {
+            if (c_ * b_ > max_unrolled_expand) {
+                // The row's c * w bytes, B times, by a loop.
+                mov(reg_u_, c_ * w);
+                for (int r = 0; r < b_; ++r)
+                    copy_bytes(rsp + rep_off(in.op) + int64_t(r) * c_ * w,
+                               in.p);
+                lea(in.p, ptr[rsp + rep_off(in.op)]);
+                jmp(l_done, T_NEAR);
+            }
+            for (int e = 0; e < c_ * b_ && c_ * b_ <= max_unrolled_expand;
+                 ++e) {
                 const int64_t from = static_cast<int64_t>(e % c_) * w;
                 const int64_t to = rep_off(in.op) + int64_t(e) * w;
                 if (w == 1) {
@@ -1116,6 +1126,10 @@ protected:
         L(l_end);
     }
 
+    // The elements of a block past which a one-row-for-all input is
+    // expanded by a loop (1-byte elements of many channels), not element
+    // by element.
+    static constexpr int max_unrolled_expand = 512;
     const int c_, b_;
 };
 
@@ -1265,18 +1279,27 @@ private:
     // A broadcast src_1 (2-byte elements).
     int64_t bcast_off() const { return stage_off() + 64 * c_ + 32; }
     int64_t frame() const override { return bcast_off() + 32; }
-    void emit_tables() override {}
+    // 1-byte elements: the vpshufb of a lane's 4 x 4 bytes, byte 4k + j
+    // from byte 4j + k.
+    void emit_tables() override {
+        if (es_ != 1)
+            return;
+        for (int half = 0; half < 2; ++half)
+            for (int k = 0; k < 4; ++k)
+                for (int j = 0; j < 4; ++j)
+                    db(static_cast<uint8_t>(4 * j + k));
+    }
 
     void block_dt(int h, bool tail, bool nt) override {
         // 2-byte elements stage both blocks, then transpose them together.
         const int64_t stage = stage_off() + (es_ == 2 ? 32 * c_ * h : 0);
-        if (es_ == 2)
+        if (es_ != 4)
             vpxor(y_zero_, y_zero_, y_zero_);
         for (int m = 0; m < c_; ++m) {
             cond_zero_mask(y_mask_, y_zero_, ptr[reg_pc_ + b_ * m]);
             const Address b = key_.src1_scalar ? ptr[rsp + bcast_off()]
                                                : ptr[reg_pb_ + 32 * m];
-            if (key_.src1_scalar && es_ == 4)
+            if (key_.src1_scalar && es_ != 2)
                 select(y_sel_, ptr[reg_pa_ + 32 * m], y_b_, y_mask_);
             else
                 select(y_sel_, ptr[reg_pa_ + 32 * m], b, y_mask_);
@@ -1287,8 +1310,44 @@ private:
         add(reg_pb_, reg_ib_);
         if (es_ == 4)
             lane_quads(h, tail, nt);
+        else if (es_ == 1)
+            byte_quads(h, tail, nt);
         else if (h == 1)
             word_quads(tail, nt);
+    }
+
+    // 1-byte elements, one block of 32 pixels: for each quad q and i < 4,
+    // a vector takes the dwords of quad q of pixels 4i .. 4i + 3 as its low
+    // lane and of 16 + 4i .. 19 + 4i as its high one (vmovd, vpinsrd,
+    // vinserti128 from the stack; a last quad of 1 to 3 channels reads into
+    // the next pixel, or the stage's slack), a vpshufb turns each lane's 4
+    // x 4 bytes channels by pixels, and a 4 x 4 transpose of dwords leaves
+    // channel 4q + k's 32 pixels in one vector (half of its dst line's
+    // 64-byte piece: store_channel).
+    void byte_quads(int h, bool tail, bool nt) {
+        const int a = (c_ + 3) / 4;
+        const auto quad = [&](int p, int q) {
+            return ptr[rsp + stage_off() + c_ * p + 4 * q];
+        };
+        const Ymm y[4] = { ymm1, ymm2, ymm3, ymm4 };
+        const Ymm u[4] = { ymm5, ymm6, ymm7, ymm8 };
+        for (int q = 0; q < a; ++q) {
+            for (int i = 0; i < 4; ++i) {
+                const Xmm lo(y[i].getIdx()), hi(u[i].getIdx());
+                for (int half = 0; half < 2; ++half) {
+                    const Xmm &x = half ? hi : lo;
+                    const int p0 = 16 * half + 4 * i;
+                    vmovd(x, quad(p0, q));
+                    for (int j = 1; j < 4; ++j)
+                        vpinsrd(x, x, quad(p0 + j, q), j);
+                }
+                vinserti128(y[i], y[i], hi, 1);
+                vpshufb(y[i], y[i], ptr[reg_tbl_]);
+            }
+            transpose_dwords_in_lanes(y, u);
+            for (int k = 0; k < 4 && 4 * q + k < c_; ++k)
+                store_channel(4 * q + k, h, tail, nt, y[k], y_t_);
+        }
     }
 
     void lane_quads(int h, bool tail, bool nt) {
@@ -1354,8 +1413,11 @@ private:
     }
 
     void broadcast_src1() override {
-        if (es_ == 4) {
-            vpbroadcastd(y_b_, ptr[reg_pb_]);
+        if (es_ != 2) {
+            if (es_ == 4)
+                vpbroadcastd(y_b_, ptr[reg_pb_]);
+            else
+                vpbroadcastb(y_b_, ptr[reg_pb_]);
             return;
         }
         vpbroadcastw(y_b_, ptr[reg_pb_]);
@@ -2015,7 +2077,7 @@ bool dst_transposed_packed_supported(const kernel_key &k) {
     if (avx2 && k.elem_size == 2 && k.dt_cols >= 8)
         return k.dt_cols <= max_packed_dt_cols;
     if (avx2)
-        return k.elem_size == 1 ? k.dt_cols <= max_packed_lanes_avx2_e1_cols
+        return k.elem_size == 1 ? k.dt_cols <= max_packed_byte_quads_avx2
                                 : w248 && k.dt_cols <= max_packed_lanes_avx2;
     if (k.isa != kernel_isa::avx512_core)
         return false;
@@ -2030,7 +2092,9 @@ create_jit_select_dt_packed_kernel(const kernel_key &key) {
     // ran them 1.15-1.3x as fast.
     if (key.isa == kernel_isa::avx2 && key.dt_cols
         && ((key.elem_size == 4 && key.dt_cols % 4 == 0)
-            || (key.elem_size == 2 && key.dt_cols >= 8)))
+            || (key.elem_size == 2 && key.dt_cols >= 8)
+            || (key.elem_size == 1
+                && key.dt_cols > max_packed_lanes_avx2_e1_cols)))
         return make_jit_kernel<jit_select_dt_quads_avx2_t>(key);
     if (key.isa == kernel_isa::avx2
         && (key.dt_rows || key.elem_size <= 2

@@ -73,6 +73,11 @@ constexpr int max_packed_lanes_avx2_e1_cols = 10;
 /// across the rows' groups): every multiple of 4 from 8 up to 28 (from 32
 /// rows of 2-byte elements dst's lines are 64 bytes, the block kernel's).
 constexpr int max_packed_word_quads_avx2 = 28;
+/// AVX2's packed kernel of 1-byte elements into a channels-first dst past
+/// max_packed_lanes_avx2_e1_cols moves a pixel's quads of 4 channels as
+/// dwords through the stack, up to 63 channels (from 64 the lines are
+/// whole, the transposes' tiles).
+constexpr int max_packed_byte_quads_avx2 = 63;
 
 enum class kernel_isa : uint8_t { ref = 0, avx2 = 1, avx512_core = 2 };
 const char *kernel_isa2str(kernel_isa isa);

@@ -682,7 +682,18 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     bool dt = nd >= 2 && f.mode[op_dst] == inner_mode::transposed;
     for (int i = 0; i < op_dst; ++i)
         dt = dt && f.mode[i] != inner_mode::transposed;
-    if (dt && f.dims[nd - 1] < 16) {
+    // Rows of a few elements first, then tiles of a few rows; 1-byte
+    // elements up to 63 columns where the rows are not few (AVX2's dwords
+    // through the stack).
+    const bool few_rows =
+            nd >= 2
+            && (f.dims[nd - 2] < 16
+                || (f.elem_size == 2 && f.dims[nd - 2] % 4 == 0
+                    && f.dims[nd - 2] <= max_packed_word_quads_avx2));
+    if (dt
+        && (f.dims[nd - 1] < 16
+            || (f.elem_size == 1 && !few_rows
+                && f.dims[nd - 1] <= max_packed_byte_quads_avx2))) {
         const int64_t cols = f.dims[nd - 1];
         for (int i = 0; i < op_dst; ++i) {
             const int64_t s = f.strides[i][nd - 2];
@@ -692,10 +703,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
                          && s == cols * operand_bytes(i, f.elem_size)));
         }
         kdt.dt_cols = static_cast<uint8_t>(cols);
-    } else if (dt
-               && (f.dims[nd - 2] < 16
-                   || (f.elem_size == 2 && f.dims[nd - 2] % 4 == 0
-                       && f.dims[nd - 2] <= max_packed_word_quads_avx2))) {
+    } else if (dt && few_rows) {
         // The mirror: tiles of 2 to 15 rows (a few channels of
         // channels-first inputs into a channels-last dst) whose dst holds
         // each column's elements back to back, interleaved by permutes;
