@@ -9,7 +9,7 @@
 // directions; AVX2 moves a pixel's quads of 4 channels as quadwords of
 // 2-byte elements (8 to 15 lines; interleaving, 8 to 15 rows and every
 // multiple of 4 up to 28) and as dwords of 1-byte ones (8 lines, both
-// directions).
+// directions; 11 to 63 lines through the stack).
 //
 // The case: channels-last inputs of a few channels into a channels-first
 // dst (an RGB image [N, 3, H, W] stored NHWC, written NCHW). Folded in the
@@ -1239,10 +1239,11 @@ private:
     const int k_;
 };
 
-// AVX2, 4-byte elements of 4, 8 or 12 channels and 2-byte ones of 8 to 15
-// into a channels-first dst (dt_cols), as AVX-512's quad_lines: a pixel's
-// quad of 4 channels is one 16-byte lane (4-byte elements) or one
-// quadword (2-byte ones) of the selected block, which waits on the stack.
+// AVX2, 4-byte elements of 4, 8 or 12 channels, 2-byte ones of 8 to 15
+// and 1-byte ones of 11 to 63 into a channels-first dst (dt_cols), as
+// AVX-512's quad_lines: a pixel's quad of 4 channels is one 16-byte lane
+// (4-byte elements), one quadword (2-byte ones) or one dword (1-byte ones)
+// of the selected block, which waits on the stack.
 // A last quad of 1 to 3 channels (2-byte elements) reads into the next
 // pixel, or the stage's slack, and stores only its lines.
 //
