@@ -174,6 +174,27 @@ protected:
         }
     }
 
+    // transpose_dwords_in_lanes of each group of 4 rows 4q .. 4q + 3 of
+    // registers 0 .. 4a - 1 (the lines of a = c / 4 quads), in place,
+    // through u.
+    template <typename Vmm>
+    void transpose_row_quads(int a, const Vmm (&u)[4]) {
+        for (int q = 0; q < a; ++q)
+            transpose_dwords_in_lanes({ Vmm(4 * q), Vmm(4 * q + 1),
+                                        Vmm(4 * q + 2), Vmm(4 * q + 3) },
+                                      u);
+    }
+
+    // The vpshufb table of 1-byte quads (32 bytes): in each lane's 4 x 4
+    // bytes, byte 4k + j from byte 4j + k (pixels by channels into
+    // channels by pixels, and back).
+    void emit_byte_quad_shuffle() {
+        for (int half = 0; half < 2; ++half)
+            for (int k = 0; k < 4; ++k)
+                for (int j = 0; j < 4; ++j)
+                    db(static_cast<uint8_t>(4 * j + k));
+    }
+
     // After transpose_dwords_in_lanes of each group of 4 lines (channels)
     // 4q .. 4q + 3 of a = c / 4 groups: where quad Q of the interleaved
     // block (column Q / a, group Q % a) lies, as {line register, lane}.
@@ -799,11 +820,7 @@ private:
         const int a = c_ / 4;
         const Zmm u[4] = { Zmm(21), Zmm(22), Zmm(23), Zmm(24) };
         const Zmm t1(25), t2(26);
-        for (int q = 0; q < a; ++q) {
-            const int r = 4 * q;
-            transpose_dwords_in_lanes(
-                    { vec(r), vec(r + 1), vec(r + 2), vec(r + 3) }, u);
-        }
+        transpose_row_quads(a, u);
         for (int m = 0; m < c_; ++m) {
             // Lane i: quad 4m + i.
             int v[4], l[4];
@@ -1027,17 +1044,14 @@ protected:
             jnz(l_strided, T_NEAR);
             // One row for all: its block, element e = row element e % c.
             const int w = in_bytes(in.op);
-            if (c_ * b_ > max_unrolled_expand) {
-                // The row's c * w bytes, B times, by a loop.
+            // Past max_unrolled_expand elements, the row's c * w bytes B
+            // times by a loop.
+            const bool looped = c_ * b_ > max_unrolled_expand;
+            if (looped)
                 mov(reg_u_, c_ * w);
-                for (int r = 0; r < b_; ++r)
-                    copy_bytes(rsp + rep_off(in.op) + int64_t(r) * c_ * w,
-                               in.p);
-                lea(in.p, ptr[rsp + rep_off(in.op)]);
-                jmp(l_done, T_NEAR);
-            }
-            for (int e = 0; e < c_ * b_ && c_ * b_ <= max_unrolled_expand;
-                 ++e) {
+            for (int r = 0; looped && r < b_; ++r)
+                copy_bytes(rsp + rep_off(in.op) + int64_t(r) * c_ * w, in.p);
+            for (int e = 0; !looped && e < c_ * b_; ++e) {
                 const int64_t from = static_cast<int64_t>(e % c_) * w;
                 const int64_t to = rep_off(in.op) + int64_t(e) * w;
                 if (w == 1) {
@@ -1244,8 +1258,8 @@ private:
 // AVX-512's quad_lines: a pixel's quad of 4 channels is one 16-byte lane
 // (4-byte elements), one quadword (2-byte ones) or one dword (1-byte ones)
 // of the selected block, which waits on the stack.
-// A last quad of 1 to 3 channels (2-byte elements) reads into the next
-// pixel, or the stage's slack, and stores only its lines.
+// A last quad of 1 to 3 channels (1- and 2-byte elements) reads into the
+// next pixel, or the stage's slack, and stores only its lines.
 //
 // 4-byte elements: for each quad q and j < 4 a vector takes pixel j's quad
 // q as its low lane and pixel 4 + j's as its high one (a load and a
@@ -1272,29 +1286,25 @@ public:
     }
 
 private:
-    // 4-byte elements; the 2-byte path's transposes take every register,
-    // and keep its zero and broadcast src_1 on the stack.
+    // 4- and 1-byte elements; the 2-byte path's transposes take every
+    // register, and keep its broadcast src_1 on the stack.
     const Ymm y_sel_ = ymm0, y_t_ = ymm9, y_mask_ = ymm10, y_zero_ = ymm11,
               y_b_ = ymm12;
     int64_t stage_off() const { return out_off() + 64 * c_; }
     // A broadcast src_1 (2-byte elements).
     int64_t bcast_off() const { return stage_off() + 64 * c_ + 32; }
     int64_t frame() const override { return bcast_off() + 32; }
-    // 1-byte elements: the vpshufb of a lane's 4 x 4 bytes, byte 4k + j
-    // from byte 4j + k.
+    // 1-byte elements: the vpshufb of a lane's 4 x 4 bytes.
     void emit_tables() override {
-        if (es_ != 1)
-            return;
-        for (int half = 0; half < 2; ++half)
-            for (int k = 0; k < 4; ++k)
-                for (int j = 0; j < 4; ++j)
-                    db(static_cast<uint8_t>(4 * j + k));
+        if (es_ == 1)
+            emit_byte_quad_shuffle();
     }
 
     void block_dt(int h, bool tail, bool nt) override {
-        // 2-byte elements stage both blocks, then transpose them together.
+        // 2-byte elements stage both blocks, then transpose them together
+        // in every register (y_zero_ too).
         const int64_t stage = stage_off() + (es_ == 2 ? 32 * c_ * h : 0);
-        if (es_ != 4)
+        if (es_ == 2)
             vpxor(y_zero_, y_zero_, y_zero_);
         for (int m = 0; m < c_; ++m) {
             cond_zero_mask(y_mask_, y_zero_, ptr[reg_pc_ + b_ * m]);
@@ -1414,15 +1424,14 @@ private:
     }
 
     void broadcast_src1() override {
-        if (es_ != 2) {
-            if (es_ == 4)
-                vpbroadcastd(y_b_, ptr[reg_pb_]);
-            else
-                vpbroadcastb(y_b_, ptr[reg_pb_]);
-            return;
+        if (es_ == 4) {
+            vpbroadcastd(y_b_, ptr[reg_pb_]);
+        } else if (es_ == 1) {
+            vpbroadcastb(y_b_, ptr[reg_pb_]);
+        } else {
+            vpbroadcastw(y_b_, ptr[reg_pb_]);
+            vmovdqu(ptr[rsp + bcast_off()], y_b_);
         }
-        vpbroadcastw(y_b_, ptr[reg_pb_]);
-        vmovdqu(ptr[rsp + bcast_off()], y_b_);
     }
 
     void body() override {
@@ -1527,10 +1536,7 @@ private:
     }
     void emit_tables() override {
         if (byte_quads()) {
-            for (int half = 0; half < 2; ++half)
-                for (int k = 0; k < 4; ++k)
-                    for (int j = 0; j < 4; ++j)
-                        db(static_cast<uint8_t>(4 * j + k));
+            emit_byte_quad_shuffle();
             return;
         }
         if (quads() || word_quads()) // read no mask
@@ -1698,7 +1704,7 @@ private:
     // and a vpor per channel and pair (16 per channel of 8). The
     // interleave runs the same steps backwards.
     bool byte_quads() const { return es_ == 1 && c_ == 8; }
-    // The vpshufb of a lane's 4 x 4 bytes: byte 4k + j from byte 4j + k.
+    // emit_byte_quad_shuffle's table.
     int64_t byte_quads_tbl() const { return 0; }
     void deinterleave_byte_quads(int h, bool tail, bool nt) {
         const Ymm t0 = acc(0), t1 = acc(1);
@@ -1723,13 +1729,9 @@ private:
     }
     void interleave_byte_quads(int h, bool tail, bool nt) {
         const Ymm u[4] = { acc(0), acc(1), acc(2), acc(3) };
-        for (int q = 0; q < 2; ++q) {
-            const Ymm v[4] = { vec(4 * q), vec(4 * q + 1), vec(4 * q + 2),
-                               vec(4 * q + 3) };
-            transpose_dwords_in_lanes(v, u);
-            for (const Ymm &x : v)
-                vpshufb(x, x, ptr[reg_tbl_ + byte_quads_tbl()]);
-        }
+        transpose_row_quads(2, u);
+        for (int m = 0; m < 8; ++m)
+            vpshufb(vec(m), vec(m), ptr[reg_tbl_ + byte_quads_tbl()]);
         // vec(i), vec(4 + i): quads 0 and 1 of pixels 4i .. 4i + 3 (low
         // lane) and 16 + 4i .. 19 + 4i.
         const Ymm lo = acc(4), hi = acc(5);
@@ -1774,7 +1776,8 @@ private:
     }
 
     // Interleave: row r of block h selected into `v` (`mask`, `bc`
-    // clobbered, `zero` holding zeros), its lines prefetched where `pf`;
+    // clobbered, `zero` holding zeros), its lines prefetched where `pf`
+    // (block 0 of an iteration);
     // reg_tc_, reg_ta_, reg_tb_ then at row r + 1.
     void select_row(int r, int h, bool pf, const Ymm &v, const Ymm &mask,
                     const Ymm &zero, const Ymm &bc) {
@@ -1801,7 +1804,7 @@ private:
         } else {
             select(v, ptr[reg_ta_ + 32 * h], ptr[reg_tb_ + 32 * h], mask);
         }
-        if (pf && h == 0) {
+        if (pf) {
             // One line of each row a block pair reads; cond's rows
             // advance 2B bytes an iteration.
             if (!key_.cond_scalar)
@@ -1841,11 +1844,7 @@ private:
     void interleave_quads(int h, bool tail, bool nt) {
         const int a = c_ / 4;
         const Ymm u[4] = { Ymm(c_), Ymm(c_ + 1), Ymm(c_ + 2), Ymm(c_ + 3) };
-        for (int q = 0; q < a; ++q) {
-            const int r = 4 * q;
-            transpose_dwords_in_lanes(
-                    { vec(r), vec(r + 1), vec(r + 2), vec(r + 3) }, u);
-        }
+        transpose_row_quads(a, u);
         for (int m = 0; m < c_; ++m) {
             // Lane i: quad 2m + i.
             int v[2], l[2];
@@ -2089,8 +2088,9 @@ bool dst_transposed_packed_supported(const kernel_key &k) {
 
 std::shared_ptr<const select_kernel>
 create_jit_select_dt_packed_kernel(const kernel_key &key) {
-    // 2-byte elements of 4 channels: a pixel a quadword, the lanes kernel
-    // ran them 1.15-1.3x as fast.
+    // The quads: 4-byte elements of 4, 8 or 12 channels, 2-byte ones from
+    // 8 (of 4, a pixel a quadword, the lanes kernel ran them 1.15-1.3x as
+    // fast), 1-byte ones past the lanes kernel's 10 (8: its dwords).
     if (key.isa == kernel_isa::avx2 && key.dt_cols
         && ((key.elem_size == 4 && key.dt_cols % 4 == 0)
             || (key.elem_size == 2 && key.dt_cols >= 8)
