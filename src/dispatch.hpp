@@ -279,6 +279,22 @@ int64_t scratch_pitch(int64_t bytes, int64_t rows);
 /// (src/parallel_execute.cpp).
 bool rows_crowd_l1_sets(int64_t pitch, int64_t rows);
 
+/// The dst rows (a tile's columns) that one call of a transposed dst's
+/// transposing kernel writes, where fewer than the tile's `rows`; 0: all of
+/// them in one call. Rows `pitch` bytes apart whose lines crowd a few L1
+/// sets (rows_crowd_l1_sets): bands of 128. And at most as many rows as span
+/// transposed_dst_band_bytes of dst, in multiples of 64 (whole register
+/// tiles of every transposing kernel, so that the carry chains hold): a
+/// call stores a line of each of its rows per column block, and where its
+/// rows spanned more pages than the TLB holds ([4001, 4096] s8 with dst
+/// transposed: 4096 rows, each in a page of its own), every line stored
+/// cost a page walk (docs/performance.md, "A transposed dst in bands of
+/// pages").
+int64_t transposed_dst_band(int64_t pitch, int64_t rows);
+/// 1 MiB: 256 pages of 4 KiB, a fraction of any x86 core's second-level
+/// TLB (1536 to 3072 entries).
+constexpr int64_t transposed_dst_band_bytes = 1 << 20;
+
 /// The rows row_prefetch_rows ahead whose lines a kernel_nt_pf prefetches.
 /// On Zen 5, rows of 394 bytes 400 apart ran 1.07x as fast 4 rows ahead,
 /// 1.16x 8 rows ahead and 1.13x 16 rows ahead (docs/performance.md).

@@ -427,14 +427,15 @@ struct tiled_runner {
                          : scratch_pitch(tile_cols * esize[i], strip);
             scratch += (strip * ld[i] + 63) / 64 * 64;
         }
-        // Where dst's rows crowd a few L1 sets ([2047, 2047] dst
-        // transposed: rows 8188 bytes apart), one call's column block
-        // stores a piece into each of the tile's columns' dst rows, all
-        // of them, before the next block completes their lines; in bands
-        // of 128 rows those lines wait in L2 rather than beyond it
-        // (docs/performance.md).
-        if (tr[op_dst] && rows_crowd_l1_sets(stride[op_dst][nd - 1], 128))
-            dst_band = 128;
+        // One call's column block stores a piece into each of its dst
+        // rows before the next block completes their lines: where dst's
+        // rows crowd a few L1 sets ([2047, 2047] dst transposed: rows 8188
+        // bytes apart), in bands of 128 rows those lines wait in L2 rather
+        // than beyond it; where they span many pages, in bands of 1 MiB of
+        // them every page a band stores into stays in the TLB over its
+        // blocks (transposed_dst_band; docs/performance.md).
+        if (tr[op_dst])
+            dst_band = transposed_dst_band(stride[op_dst][nd - 1], tile_cols);
         if (tr[op_dst] && tile_rows == rows && dst_block_staged(f)) {
             stage_tr = dst_regular;
             stage_nt = nt;
@@ -1094,6 +1095,15 @@ bool rows_crowd_l1_sets(int64_t pitch, int64_t rows) {
     return false;
 }
 
+int64_t transposed_dst_band(int64_t pitch, int64_t rows) {
+    int64_t band = std::max<int64_t>(64, transposed_dst_band_bytes
+                                                 / std::max<int64_t>(pitch, 1)
+                                                 / 64 * 64);
+    if (rows_crowd_l1_sets(pitch, 128))
+        band = std::min<int64_t>(band, 128);
+    return band < rows ? band : 0;
+}
+
 int64_t scratch_pitch(int64_t bytes, int64_t rows) {
     if (!rows_crowd_l1_sets(bytes, rows))
         return bytes;
@@ -1116,6 +1126,7 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
     // busiest thread over 1.25x the mean. Where fewer than min_rows rows
     // fit (wide rows), narrower panels, down to panel_floor rows, where
     // they balance the threads. A transposed dst: panels of half the budget
+    // (at least 4 lines of each dst row where its transposes run in bands)
     // in whole carry granules, or column blocks of one granule's rows where
     // no such panel fits (below). Where no panel fits: tiles of
     // min_rows rows by as many columns as fit tile_budget, in row panels.
@@ -1213,8 +1224,20 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
                     });
             return { gc, cols, 0, false, true };
         }
+        // Where its transposes run in bands (transposed_dst_band), a
+        // panel stores each page's lines during one band: at least 4
+        // lines of each dst row (256 rows of 1-byte elements, 128 of
+        // 2-byte ones) where they fit the whole budget. In bands, [4001,
+        // 4096] s8 with dst transposed ran 1.1-1.15x as long in panels of
+        // 128 rows, bf16 1.02-1.07x in panels of 64 (docs/performance.md,
+        // "A transposed dst in bands of pages").
         const int64_t half = panel_budget / 2 / (inner * t.w_sum);
-        int64_t r = std::min({ rows, max_rows, std::max(gc, half) });
+        const int64_t four_lines =
+                transposed_dst_band(f.strides[op_dst][nd - 1], inner) > 0
+                        ? std::min<int64_t>(fit, 256 / f.elem_size)
+                        : 0;
+        int64_t r = std::min(
+                { rows, max_rows, std::max({ gc, half, four_lines }) });
         if (r < rows)
             r = r / gc * gc;
         // Fewer matrices than threads: each thread its own dst rows (the

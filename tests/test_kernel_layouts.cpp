@@ -571,6 +571,10 @@ TEST_P(kernel_layouts, TiledPathThreadsOffsetsNonTemporal) {
         // Five strips of dst rows 600 elements apart (not whole lines):
         // with nt, a chain of carried dst transposes per thread.
         { "dst_transposed_carried", { 600, 97 }, 3, { 1, 0 } },
+        // dst rows 4001 elements apart, more than 1 MiB of them: its
+        // transposes in bands (transposed_dst_band), panels of at least 4
+        // lines of each.
+        { "dst_transposed_bands", { 4001, 300 }, 3, { 1, 0 } },
         { "dst_nhwc", { 2, 48, 17, 33 }, 3, { 0, 2, 3, 1 } },
         { "src0_nhwc", { 2, 48, 17, 33 }, 1, { 0, 2, 3, 1 } },
         { "src0_rank3_outer", { 65, 7, 129 }, 1, { 1, 2, 0 } },
@@ -639,7 +643,8 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     // input's lines (64 of a transposed dst's) that balance the threads;
     // tiles of 128 (64) rows and 128 KiB otherwise. A transposed dst's
     // panels take half the scratch, in multiples of 64 rows (at least 64
-    // where they fit the whole 1 MiB), and each thread a column block of
+    // where they fit the whole 1 MiB, and at least 4 lines of each dst row
+    // where its transposes run in bands), and each thread a column block of
     // them where there are fewer matrices than threads and the blocks
     // balance them.
     struct tc {
@@ -691,10 +696,16 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         // rows) per thread.
         { { 2047, 2047 }, 3, 2, 1, 128, 2047 }, // 128 fit half
         { { 3000, 3000 }, 3, 4, 1, 64, 3000 },  // 43 fit half, 87 all
-        { { 3000, 3000 }, 3, 2, 1, 64, 3000 },  // 87 fit half
+        { { 3000, 3000 }, 3, 2, 1, 128, 3000 }, // 4 lines, in dst bands
         { { 2048, 2048 }, 3, 4, 16, 64, 128 },  // a column block each
         { { 1000, 1000 }, 3, 4, 1, 128, 1000 }, // 131 fit half: max 128
         { { 112, 2000 }, 3, 4, 1, 64, 2000 },   // 65 fit half
+        // Transposes in bands of dst rows (transposed_dst_band): at least
+        // 4 lines of each dst row where they fit the whole budget.
+        { { 4001, 4096 }, 3, 1, 1, 256, 4096 }, // 128 fit half, 256 all
+        { { 4001, 4096 }, 3, 2, 1, 128, 4096 }, // 64 fit half, 128 all
+        { { 4001, 4096 }, 3, 4, 1, 64, 4096 },  // 4 lines: 64 rows
+        { { 8001, 8192 }, 3, 1, 1, 128, 8192 }, // 128 fit all
         // 17 columns: blocks of 16 and 1 would leave one thread the work.
         { { 4096, 17 }, 3, 1, 2, 256, 17 },
         // Rows too wide for 64: column blocks of half the budget, fewer
@@ -857,6 +868,34 @@ TEST(kernel_layouts_tiles, ScratchPitch) {
     EXPECT_FALSE(si::rows_crowd_l1_sets(560, 1023));
     EXPECT_FALSE(si::rows_crowd_l1_sets(4096, 8));
     EXPECT_TRUE(si::rows_crowd_l1_sets(4096, 9));
+}
+
+TEST(kernel_layouts_tiles, TransposedDstBands) {
+    // A transposed dst's rows (a tile's columns) that one call of its
+    // transposing kernel writes: 128 where they crowd a few L1 sets, at
+    // most 1 MiB of dst's rows otherwise, in multiples of 64 rows, at least
+    // 64; 0 where the tile has no more rows than that.
+    struct tc {
+        int64_t pitch, rows, band;
+    };
+    const std::vector<tc> cases = {
+        { 4001, 4096, 256 },  // L23: [4001, 4096] s8, 262 rows to 1 MiB
+        { 4001, 256, 0 },     // a tile of 256 rows: one call
+        { 4001, 257, 256 },   // one more row: a band and a row
+        { 8002, 4096, 128 },  // [4001, 4096] bf16: 131 rows to 1 MiB
+        { 8188, 2047, 128 },  // L12 f32: crowded, and 128 rows to 1 MiB
+        { 4094, 2047, 128 },  // L12 bf16: crowded (256 rows to 1 MiB)
+        { 4000, 2047, 256 },  // not crowded: 1 MiB
+        { 2000, 4096, 512 },  // 524 rows to 1 MiB
+        { 1000, 4096, 1024 }, // 1048 rows to 1 MiB
+        { 1000, 1024, 0 },    // no more rows than that
+        { 100000, 4096, 64 }, // rows over 16 KiB apart: 64 still
+        { 256, 3136, 0 },     // L5's dst pixels: 4096 rows to 1 MiB
+        { 788, 197, 0 },      // L15
+    };
+    for (const tc &c : cases)
+        EXPECT_EQ(si::transposed_dst_band(c.pitch, c.rows), c.band)
+                << "pitch " << c.pitch << ", " << c.rows << " rows";
 }
 
 TEST(kernel_layouts_tiles, StreamingTiles) {
@@ -1699,8 +1738,9 @@ TEST_P(kernel_layouts, RandomLargeTiledLayouts) {
             kinds[2] += t.cols < inner;
             kinds[3] += t.rows == rows && si::dst_block_staged(f);
             kinds[4] += f.mode[si::op_dst] == si::inner_mode::transposed
-                        && si::rows_crowd_l1_sets(
-                                f.strides[si::op_dst][f.ndims - 1], 128);
+                        && si::transposed_dst_band(
+                                   f.strides[si::op_dst][f.ndims - 1], inner)
+                                   > 0;
         }
         const size_t offs[] = { 0, 1, 2, 16, 32 };
         o.misd =

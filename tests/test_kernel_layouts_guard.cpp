@@ -170,6 +170,40 @@ TEST_P(kernel_layouts_guard, CarriedDstLinesAgainstGuards) {
     }
 }
 
+TEST_P(kernel_layouts_guard, DstBandsOfPagesAgainstGuards) {
+    // A column-major dst whose lines lie 4004 to 4024 bytes apart (never
+    // whole cache lines), more of them than 1 MiB holds: its transposes
+    // run in bands of 256 dst rows (transposed_dst_band) and a last
+    // shorter band, in panels of at least 4 lines of each row (256 rows of
+    // 1-byte elements, 128 of 2-byte ones), the carry chains running
+    // through the bands; as above.
+    int fails = 0;
+    for (int w : { 1, 2, 4, 8 }) {
+        // Rows past two panels of 256 (1-byte elements), as long as the
+        // lines hold them.
+        const int64_t pitch = 4001 / w + 3, c_max = 300;
+        const int64_t r = std::min<int64_t>(pitch, 2 * 256 + 17);
+        guard_set gs(static_cast<size_t>(pitch * c_max * w));
+        ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+        for (int64_t c : { int64_t(257), c_max }) {
+            const si::select_nd p =
+                    one_column_major(r, c, si::op_dst, pitch, w);
+            const si::select_folded f = si::fold_select(p);
+            KT_EXPECT(fails,
+                      ::testing::AssertionResult(
+                              si::transposed_dst_band(
+                                      f.strides[si::op_dst][f.ndims - 1], c)
+                              > 0),
+                      nd_str(p));
+            si::kernel_isa nt_isa;
+            column_major_dst_against_guards(gs, kisa(), r, c, pitch, w, fails,
+                                            nt_isa);
+            if (fails >= 6)
+                return;
+        }
+    }
+}
+
 TEST_P(kernel_layouts_guard, DstLinesFourLinesApartAgainstGuards) {
     // A column-major dst whose lines lie a multiple of 256 bytes apart (a
     // transposed [2048, 2048] matrix's: 4 KiB in bf16, 8 in f32; [256, 256]
