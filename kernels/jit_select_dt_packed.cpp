@@ -151,6 +151,26 @@ protected:
         vpunpckhqdq(v[3], u[1], u[3]);
     }
 
+    // The first two stages of transpose_words_in_lanes over `quads` (1 or
+    // 2) groups of 4 registers r[4g .. 4g + 3], through t[4g .. 4g + 3]:
+    // words, then dwords interleaved, after which each 16-byte lane of
+    // r[4g + m] holds word 2m of the group's 4 registers, then word
+    // 2m + 1 (a quadword per word position).
+    template <typename Vmm>
+    void words_then_dwords_in_lanes(const Vmm (&r)[8], const Vmm (&t)[8],
+                                    int quads) {
+        for (int i = 0; i < 2 * quads; ++i) {
+            vpunpcklwd(t[2 * i], r[2 * i], r[2 * i + 1]);
+            vpunpckhwd(t[2 * i + 1], r[2 * i], r[2 * i + 1]);
+        }
+        for (int g = 0; g < quads; ++g)
+            for (int i = 0; i < 2; ++i) {
+                vpunpckldq(r[4 * g + 2 * i], t[4 * g + i], t[4 * g + 2 + i]);
+                vpunpckhdq(r[4 * g + 2 * i + 1], t[4 * g + i],
+                           t[4 * g + 2 + i]);
+            }
+    }
+
     // An 8 x 8 transpose of words within each 16-byte lane of r[0..7]
     // into t[0..7] (word k of a lane of r[i] becomes word i of that lane of
     // t[k]; r is overwritten): words, then dwords, then quadwords, 24
@@ -158,16 +178,7 @@ protected:
     // move a pixel's quads of 4 channels through it in both directions.
     template <typename Vmm>
     void transpose_words_in_lanes(const Vmm (&r)[8], const Vmm (&t)[8]) {
-        for (int i = 0; i < 4; ++i) {
-            vpunpcklwd(t[2 * i], r[2 * i], r[2 * i + 1]);
-            vpunpckhwd(t[2 * i + 1], r[2 * i], r[2 * i + 1]);
-        }
-        for (int g = 0; g < 2; ++g)
-            for (int i = 0; i < 2; ++i) {
-                vpunpckldq(r[4 * g + 2 * i], t[4 * g + i], t[4 * g + 2 + i]);
-                vpunpckhdq(r[4 * g + 2 * i + 1], t[4 * g + i],
-                           t[4 * g + 2 + i]);
-            }
+        words_then_dwords_in_lanes(r, t, 2);
         for (int i = 0; i < 4; ++i) {
             vpunpcklqdq(t[2 * i], r[i], r[4 + i]);
             vpunpckhqdq(t[2 * i + 1], r[i], r[4 + i]);
@@ -1915,16 +1926,9 @@ private:
                 select_row(8 * g + i, h, pf, r[i], t[0], t[1], t[2]);
             const int64_t o = 16 * g;
             if (rows <= 4) {
-                vpunpcklwd(t[0], r[0], r[1]);
-                vpunpckhwd(t[1], r[0], r[1]);
-                vpunpcklwd(t[2], r[2], r[3]);
-                vpunpckhwd(t[3], r[2], r[3]);
                 // r[i]: the quad of pixels 2i, 2i + 1 (lane 0), 8 + 2i,
                 // 9 + 2i.
-                vpunpckldq(r[0], t[0], t[2]);
-                vpunpckhdq(r[1], t[0], t[2]);
-                vpunpckldq(r[2], t[1], t[3]);
-                vpunpckhdq(r[3], t[1], t[3]);
+                words_then_dwords_in_lanes(r, t, 1);
                 for (int i = 0; i < 4; ++i) {
                     const Xmm lo(r[i].getIdx()), hi(t[i].getIdx());
                     vmovq(at(2 * i, o), lo);

@@ -1234,7 +1234,7 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
         const int64_t half = panel_budget / 2 / (inner * t.w_sum);
         const int64_t four_lines =
                 transposed_dst_band(f.strides[op_dst][nd - 1], inner) > 0
-                        ? std::min<int64_t>(fit, 256 / f.elem_size)
+                        ? std::min<int64_t>(fit, 4 * 64 / f.elem_size)
                         : 0;
         int64_t r = std::min(
                 { rows, max_rows, std::max({ gc, half, four_lines }) });
