@@ -1,6 +1,6 @@
 // Xbyak generator of the Select kernels that write a transposed dst
 // themselves (kernel_key::dst_transposed; ABI: select_kernel.hpp): AVX-512
-// with 4- and 2-byte elements and AVX2 (below) with 4-byte ones, any rows
+// and AVX2 (below) with 4- and 2-byte elements, any rows
 // and columns, cond a vector along the rows, src_0 a vector, src_1 a vector
 // or one element per row.
 //
@@ -58,6 +58,8 @@
 // (vmovntdq); the caller guarantees dst and dst_stride are multiples of 64
 // bytes, so each is one whole cache line. The masked pieces of a row tail
 // are stored as regular stores.
+#include <vector>
+
 #include <xbyak/xbyak.h>
 
 #include "jit_generator.hpp"
@@ -89,6 +91,23 @@ void prefetch_row(CodeGenerator &g, const kernel_key &key, const Reg64 &pc,
     if (!key.src1_scalar)
         g.prefetcht2(g.ptr[pb + pf * w]);
     g.prefetcht2(g.ptr[pc + pf]);
+}
+
+// The row pointers of a column block: cond's (pc), src_0's (pa) and
+// src_1's (pb; src_1 itself where it is one element per row) at column j
+// of the row block at the bases.
+struct block_regs {
+    Reg64 cond, src0, src1, j, pc, pa, pb;
+};
+void block_pointers(CodeGenerator &g, const kernel_key &key,
+                    const block_regs &r) {
+    const int w = key.elem_size;
+    g.lea(r.pc, g.ptr[r.cond + r.j]);
+    g.lea(r.pa, g.ptr[r.src0 + r.j * w]);
+    if (key.src1_scalar)
+        g.mov(r.pb, r.src1);
+    else
+        g.lea(r.pb, g.ptr[r.src1 + r.j * w]);
 }
 
 class jit_select_dt_t : public jit_generator<select_kernel> {
@@ -140,12 +159,9 @@ private:
             else
                 kmovw(k_cols_, reg_pb_.cvt32());
         }
-        lea(reg_pc_, ptr[reg_cond_ + reg_j_]);
-        lea(reg_pa_, ptr[reg_src0_ + reg_j_ * w_]);
-        if (key_.src1_scalar)
-            mov(reg_pb_, reg_src1_);
-        else
-            lea(reg_pb_, ptr[reg_src1_ + reg_j_ * w_]);
+        block_pointers(*this, key_,
+                       { reg_cond_, reg_src0_, reg_src1_, reg_j_, reg_pc_,
+                         reg_pa_, reg_pb_ });
         if (w_ == 2) {
             block_words(rows_tail, cols_tail);
             return;
@@ -469,8 +485,9 @@ private:
     const int cb_; // columns of a block: one input line (2-byte) or 16
 };
 
-// AVX2: blocks of 16 rows by 8 columns, each half of 8 rows selected into
-// ymm0-7 (vpmovzxbd of 8 cond bytes, vpcmpeqd with zero, vpblendvb taking
+// AVX2, 4-byte elements: blocks of 16 rows by 8 columns, each half of 8
+// rows selected into ymm0-7 (vpmovzxbd of 8 cond bytes, vpcmpeqd with
+// zero, vpblendvb taking
 // src_1 where cond is zero) and transposed in three stages (vunpck{l,h}ps,
 // vshufps, vperm2i128) within 16 registers. The first halves of the 8 dst
 // lines wait on the stack, and each line's two halves are stored one after
@@ -489,10 +506,21 @@ private:
 // half not at all where 8 rows or fewer remain. No load or store reaches
 // past a tensor, masked or not: vpmaskmovd would rely on masked-off lanes
 // not faulting, which AMD documents as implementation-dependent.
+//
+// 2-byte elements: blocks of 32 rows by 32 columns, as on AVX-512, in four
+// groups of 8 rows transposed by in-lane unpacks and joined through the
+// stack (block_words). On the Zen 4 guest under the AVX2 cap, 1 thread,
+// L13 bf16 (an NHWC dst over NCHW inputs) ran 0.62x the time of the
+// scratch path, L5 0.73x; from DRAM 0.71x and 0.84x (docs/performance.md,
+// "AVX2's transposed dst of 2-byte elements in one pass").
 class jit_select_dt_avx2_t : public jit_generator<select_kernel> {
 public:
     explicit jit_select_dt_avx2_t(const kernel_key &key)
-        : jit_generator(key, 8192) {
+        : jit_generator(key, key.elem_size == 2 ? 65536 : 8192)
+        , w_(key.elem_size)
+        , rb_(64 / key.elem_size)
+        , cb_(key.elem_size == 2 ? 32 : 8)
+        , frame_(key.elem_size == 2 ? words_frame : frame) {
         generate();
         ready();
     }
@@ -522,6 +550,27 @@ private:
     static constexpr int param_off = 8;
     static constexpr int stage_off = 16;
     static constexpr int frame = stage_off + 8 * 32 + 8;
+    // 2-byte elements (block_words): [rsp + 16], [rsp + 24] rcx and rbp
+    // while a column tail's rows are copied; from rowbuf_off, a group's 8
+    // selected rows of the block's second 16 columns; from slot_off, the
+    // transposed groups (slot_words); from line_off, a row tail's dst
+    // line; from in_off, a column tail's group of 8 input rows (in_row
+    // bytes each: cond, src_0, src_1, 64 bytes apiece). Under a page.
+    static constexpr int save_rcx_off = 16;
+    static constexpr int save_rbp_off = 24;
+    static constexpr int rowbuf_off = 32;
+    static constexpr int slot_off = rowbuf_off + 8 * 32;
+    static constexpr int line_off = slot_off + 4 * 2 * 8 * 32;
+    static constexpr int in_off = line_off + 64;
+    static constexpr int in_row = 3 * 64;
+    static constexpr int words_frame = in_off + 8 * in_row + 8;
+    static_assert(words_frame % 16 == 8 && words_frame < 4096,
+                  "the frame keeps rsp 16-byte aligned, within a page");
+
+    const int w_;     // element bytes, 2 or 4
+    const int rb_;    // rows of a block: one 64-byte dst line per column
+    const int cb_;    // columns of a block
+    const int frame_; // the stack frame's bytes
 
     // The row at reg_pc_ (cond), reg_pa_ and reg_pb_ of a column tail, its
     // reg_cols_ (1-7) elements inserted one at a time: cond into vcond_
@@ -572,17 +621,19 @@ private:
             vinserti128(vb_, vb_, b_hi, 1);
     }
 
+    // The row pointers at the row block's first row, column reg_j_.
+    void block_pointers() {
+        impl::block_pointers(*this, key_,
+                             { reg_cond_, reg_src0_, reg_src1_, reg_j_, reg_pc_,
+                               reg_pa_, reg_pb_ });
+    }
+
     // Rows `half` * 8 .. + 7 of the column block at reg_j_, selected into
     // ymm0-7 and transposed; returns the register of each column. A row
     // tail's rows past reg_rows_ are zeros; a column tail loads
     // reg_cols_ columns.
     void half_block(int half, bool rows_tail, bool cols_tail, int out[8]) {
-        lea(reg_pc_, ptr[reg_cond_ + reg_j_]);
-        lea(reg_pa_, ptr[reg_src0_ + reg_j_ * 4]);
-        if (key_.src1_scalar)
-            mov(reg_pb_, reg_src1_);
-        else
-            lea(reg_pb_, ptr[reg_src1_ + reg_j_ * 4]);
+        block_pointers();
         if (half) {
             // 8 rows on.
             lea(reg_pc_, ptr[reg_pc_ + reg_cs_ * 8]);
@@ -688,6 +739,10 @@ private:
     // nt variant). A row tail: each half's rows that exist stored one
     // element at a time, the second half skipped where there are none.
     void block(bool rows_tail, bool cols_tail) {
+        if (w_ == 2) {
+            block_words(rows_tail, cols_tail);
+            return;
+        }
         Label l_halves_done;
         for (int half = 0; half < 2; ++half) {
             if (rows_tail && half == 1) {
@@ -729,6 +784,252 @@ private:
             mov(reg_col_dst_, reg_pc_);
     }
 
+    // 2-byte elements: a block of 32 rows by 32 columns, so that each
+    // input row is read a whole line at a time (as on AVX-512: half lines
+    // of rows 4 KiB apart would leave the other halves to be evicted) and
+    // each dst column's piece is one 64-byte line. In four groups of 8
+    // rows: each row's two halves of 16 columns selected (vpmovzxbw of 16
+    // cond bytes, vpcmpeqw, vpblendvb), the first into ymm0-7, the second
+    // onto the stack (rowbuf_off); each half's 8 rows then transposed in
+    // three stages of in-lane unpacks (transpose_words) and stored to the
+    // group's slots. A dst line is then four 16-byte pieces, one per group,
+    // joined by a load and a vinserti128 per 32 bytes and stored whole
+    // (streamed in the nt variant). A column tail's rows are first copied,
+    // a group at a time, onto the stack (stage_group) and selected from
+    // there; a row tail stores each dst line's rows that exist a word at a
+    // time. Rows and columns past the tails are never read: their lanes
+    // hold stale values that only the dst rows past the tail would take,
+    // which are not stored.
+    void block_words(bool rows_tail, bool cols_tail) {
+        block_pointers();
+        Label l_groups_done;
+        for (int g = 0; g < 4; ++g) {
+            Label l_rows_done;
+            if (rows_tail && g > 0) {
+                cmp(reg_rows_, 8 * g);
+                jbe(l_groups_done, T_NEAR);
+            }
+            if (cols_tail)
+                stage_group(g, rows_tail);
+            for (int i = 0; i < 8; ++i) {
+                if (rows_tail && i > 0) {
+                    cmp(reg_rows_, 8 * g + i);
+                    jbe(l_rows_done, T_NEAR);
+                }
+                select_words(i, cols_tail);
+            }
+            L(l_rows_done);
+            for (int h = 0; h < 2; ++h) {
+                if (h == 1)
+                    for (int i = 0; i < 8; ++i)
+                        vmovdqu(Ymm(i), ptr[rsp + rowbuf_off + 32 * i]);
+                int out[8];
+                transpose_words(out);
+                for (int m = 0; m < 8; ++m)
+                    vmovdqu(ptr[rsp + slot_words(g, h, m)], Ymm(out[m]));
+            }
+        }
+        L(l_groups_done);
+        // dst line c: column c's rows 0-31, its four pieces from the
+        // groups' slots.
+        mov(reg_pc_, reg_col_dst_);
+        Label l_stored;
+        const Ymm lo(0), hi(1);
+        for (int c = 0; c < 32; ++c) {
+            if (cols_tail && c > 0) {
+                cmp(reg_cols_, c);
+                jbe(l_stored, T_NEAR);
+            }
+            const int h = c / 16, lane = c % 16 / 8, m = c % 8;
+            const auto piece = [&](int g) {
+                return ptr[rsp + slot_words(g, h, m) + 16 * lane];
+            };
+            vmovdqu(Xmm(lo.getIdx()), piece(0));
+            vinserti128(lo, lo, piece(1), 1);
+            vmovdqu(Xmm(hi.getIdx()), piece(2));
+            vinserti128(hi, hi, piece(3), 1);
+            if (rows_tail) {
+                store_line_rows(lo, hi);
+            } else if (key_.nt_stores) {
+                vmovntdq(ptr[reg_pc_], lo);
+                vmovntdq(ptr[reg_pc_ + 32], hi);
+            } else {
+                vmovdqu(ptr[reg_pc_], lo);
+                vmovdqu(ptr[reg_pc_ + 32], hi);
+            }
+            add(reg_pc_, reg_ld_);
+        }
+        L(l_stored);
+        if (!cols_tail)
+            mov(reg_col_dst_, reg_pc_);
+    }
+
+    // The stack offset of group g's transposed half h (columns 16 h ..
+    // 16 h + 15), register m: in lane k, column 16 h + 8 k + m of the
+    // group's 8 rows.
+    static int slot_words(int g, int h, int m) {
+        return slot_off + ((g * 2 + h) * 8 + m) * 32;
+    }
+
+    // Row i of the current group: columns 0-15 selected into ymm i,
+    // columns 16-31 onto the stack (rowbuf_off), from the row pointers
+    // (then on to the next row), or from the group's copy on the stack
+    // (a column tail).
+    void select_words(int i, bool staged) {
+        const int in = in_off + in_row * i;
+        const auto c_at = [&](int h) {
+            return staged ? ptr[rsp + in + 16 * h] : ptr[reg_pc_ + 16 * h];
+        };
+        const auto a_at = [&](int h) {
+            return staged ? ptr[rsp + in + 64 + 32 * h] : ptr[reg_pa_ + 32 * h];
+        };
+        const auto b_at = [&](int h) {
+            return staged ? ptr[rsp + in + 128 + 32 * h]
+                          : ptr[reg_pb_ + 32 * h];
+        };
+        const bool inv = key_.invert_cond != 0;
+        if (key_.src1_scalar)
+            vpbroadcastw(vb_, b_at(0));
+        for (int h = 0; h < 2; ++h) {
+            const Ymm r = h == 0 ? Ymm(i) : Ymm(8);
+            vpmovzxbw(vcond_, c_at(h));
+            vpcmpeqw(vcond_, vcond_, vzero_);
+            // Where cond is zero: src_1, else src_0 (swapped if inverted).
+            if (key_.src1_scalar && inv) {
+                vmovdqa(r, vb_);
+                vpblendvb(r, r, a_at(h), vcond_);
+            } else if (key_.src1_scalar) {
+                vmovdqu(r, a_at(h));
+                vpblendvb(r, r, vb_, vcond_);
+            } else {
+                vmovdqu(r, inv ? b_at(h) : a_at(h));
+                vpblendvb(r, r, inv ? a_at(h) : b_at(h), vcond_);
+            }
+            if (h == 1)
+                vmovdqu(ptr[rsp + rowbuf_off + 32 * i], r);
+        }
+        if (staged)
+            return;
+        if (key_.dt_prefetch)
+            prefetch_row(*this, key_, reg_pc_, reg_pa_, reg_pb_, reg_pf_);
+        add(reg_pc_, reg_cs_);
+        add(reg_pa_, reg_as_);
+        add(reg_pb_, reg_bs_);
+    }
+
+    // ymm0-7 (8 rows of 16 columns) transposed in each 128-bit lane, in
+    // three stages (words, 32-bit and 64-bit lanes interleaved); out[m]:
+    // the register holding, in lane k, column 8 k + m of the 8 rows.
+    // Through ymm8-14 (vzero_ kept).
+    void transpose_words(int out[8]) {
+        std::vector<int> spare = { 8, 9, 10, 11, 12, 13, 14 };
+        const auto take = [&]() {
+            const int r = spare.front();
+            spare.erase(spare.begin());
+            return r;
+        };
+        // a[p][s]: rows 2p, 2p + 1, columns 4s .. 4s + 3 of each lane.
+        int a[4][2];
+        for (int p = 0; p < 4; ++p) {
+            a[p][0] = take();
+            a[p][1] = take();
+            vpunpcklwd(Ymm(a[p][0]), Ymm(2 * p), Ymm(2 * p + 1));
+            vpunpckhwd(Ymm(a[p][1]), Ymm(2 * p), Ymm(2 * p + 1));
+            spare.push_back(2 * p);
+            spare.push_back(2 * p + 1);
+        }
+        // b[q][s][e]: rows 4q .. 4q + 3, columns 4s + 2e, 4s + 2e + 1.
+        int b[2][2][2];
+        for (int q = 0; q < 2; ++q)
+            for (int s = 0; s < 2; ++s) {
+                const Ymm x(a[2 * q][s]), y(a[2 * q + 1][s]);
+                b[q][s][0] = take();
+                b[q][s][1] = take();
+                vpunpckldq(Ymm(b[q][s][0]), x, y);
+                vpunpckhdq(Ymm(b[q][s][1]), x, y);
+                spare.push_back(x.getIdx());
+                spare.push_back(y.getIdx());
+            }
+        // Column 4s + 2e (+ 1): rows 0-3 and 4-7 joined.
+        for (int s = 0; s < 2; ++s)
+            for (int e = 0; e < 2; ++e) {
+                const Ymm x(b[0][s][e]), y(b[1][s][e]);
+                const int m = 4 * s + 2 * e;
+                out[m] = take();
+                out[m + 1] = take();
+                vpunpcklqdq(Ymm(out[m]), x, y);
+                vpunpckhqdq(Ymm(out[m + 1]), x, y);
+                spare.push_back(x.getIdx());
+                spare.push_back(y.getIdx());
+            }
+    }
+
+    // A column tail (reg_cols_ columns, 1-31): group g's rows that exist
+    // (8, or those below reg_rows_ in a row tail) copied from the row
+    // pointers onto the stack (in_off), element by element, the row
+    // pointers then on to the next group. Through rax (free in a tail
+    // block), rcx and rbp (saved) and xmm0.
+    void stage_group(int g, bool rows_tail) {
+        const Reg64 n = rax, k = rcx, to = rbp;
+        mov(ptr[rsp + save_rcx_off], rcx);
+        mov(ptr[rsp + save_rbp_off], rbp);
+        if (rows_tail) {
+            mov(n, reg_rows_);
+            sub(n, 8 * g);
+            mov(to, 8);
+            cmp(n, to);
+            cmova(n, to);
+        } else {
+            mov(n, 8);
+        }
+        lea(to, ptr[rsp + in_off]);
+        const Xmm x(0);
+        Label l_row, l_elem;
+        L(l_row);
+        xor_(k, k);
+        L(l_elem);
+        vpinsrb(x, x, ptr[reg_pc_ + k], 0);
+        vpextrb(ptr[to + k], x, 0);
+        vpinsrw(x, x, ptr[reg_pa_ + k * 2], 0);
+        vpextrw(ptr[to + 64 + k * 2], x, 0);
+        if (!key_.src1_scalar) {
+            vpinsrw(x, x, ptr[reg_pb_ + k * 2], 0);
+            vpextrw(ptr[to + 128 + k * 2], x, 0);
+        }
+        inc(k);
+        cmp(k, reg_cols_);
+        jb(l_elem, T_NEAR);
+        if (key_.src1_scalar) {
+            vpinsrw(x, x, ptr[reg_pb_], 0);
+            vpextrw(ptr[to + 128], x, 0);
+        }
+        add(reg_pc_, reg_cs_);
+        add(reg_pa_, reg_as_);
+        add(reg_pb_, reg_bs_);
+        add(to, in_row);
+        dec(n);
+        jnz(l_row, T_NEAR);
+        mov(rcx, ptr[rsp + save_rcx_off]);
+        mov(rbp, ptr[rsp + save_rbp_off]);
+    }
+
+    // A row tail's dst line at reg_pc_ (rows 0-15 in `lo`, 16-31 in
+    // `hi`): its reg_rows_ rows, a word at a time, through the stack and
+    // rbx, r12 (the row pointers, free once a block is selected).
+    void store_line_rows(const Ymm &lo, const Ymm &hi) {
+        vmovdqu(ptr[rsp + line_off], lo);
+        vmovdqu(ptr[rsp + line_off + 32], hi);
+        const Reg64 k = reg_pa_, t = reg_pb_;
+        xor_(k, k);
+        Label l_word;
+        L(l_word);
+        movzx(t.cvt32(), word[rsp + line_off + k * 2]);
+        mov(word[reg_pc_ + k * 2], t.cvt16());
+        inc(k);
+        cmp(k, reg_rows_);
+        jb(l_word, T_NEAR);
+    }
+
     // The column blocks of one row block.
     void columns(bool rows_tail) {
         Label l_cols, l_tail, l_done;
@@ -737,17 +1038,17 @@ private:
         L(l_cols);
         mov(reg_cols_, reg_n_);
         sub(reg_cols_, reg_j_);
-        cmp(reg_cols_, 8);
+        cmp(reg_cols_, cb_);
         jb(l_tail, T_NEAR);
         if (key_.dt_prefetch) {
             // A full block's prefetch distance (as on AVX-512).
-            sub(reg_pf_, 8);
+            sub(reg_pf_, cb_);
             mov(reg_pc_, dt_prefetch_cols);
             cmp(reg_pf_, reg_pc_);
             cmova(reg_pf_, reg_pc_);
         }
         block(rows_tail, false);
-        add(reg_j_, 8);
+        add(reg_j_, cb_);
         jmp(l_cols, T_NEAR);
         L(l_tail);
         test(reg_cols_, reg_cols_);
@@ -758,7 +1059,7 @@ private:
 
     void generate() {
         push_saved({ rbx, rbp, r12, r13, r14, r15 });
-        sub(rsp, frame);
+        sub(rsp, frame_);
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         mov(reg_cond_, arg(offsetof(select_call_args, cond)));
         mov(reg_src0_, arg(offsetof(select_call_args, src0)));
@@ -776,19 +1077,19 @@ private:
 
         Label l_rows, l_rows_tail, l_end;
         L(l_rows);
-        cmp(reg_rows_, 16);
+        cmp(reg_rows_, rb_);
         jb(l_rows_tail, T_NEAR);
         columns(false);
-        // The next 16 rows.
+        // The next row block: rb_ rows on, 64 bytes on in dst.
         const Reg64 bases[] = { reg_cond_, reg_src0_, reg_src1_ };
         const Reg64 strides[] = { reg_cs_, reg_as_, reg_bs_ };
         for (int k = 0; k < 3; ++k) {
             mov(reg_pc_, strides[k]);
-            shl(reg_pc_, 4);
+            shl(reg_pc_, rb_ == 32 ? 5 : 4);
             add(bases[k], reg_pc_);
         }
         add(qword[rsp], 64);
-        sub(reg_rows_, 16);
+        sub(reg_rows_, rb_);
         jmp(l_rows, T_NEAR);
 
         L(l_rows_tail);
@@ -800,7 +1101,7 @@ private:
         if (key_.nt_stores)
             mov(reg_param_, ptr[rsp + param_off]);
         end_vector_code(reg_param_);
-        add(rsp, frame);
+        add(rsp, frame_);
         pop_saved();
         ret();
     }
@@ -817,7 +1118,8 @@ bool dst_transposed_supported(const kernel_key &k) {
         return dst_transposed_packed_supported(k);
     return ((k.isa == kernel_isa::avx512_core
              && (k.elem_size == 4 || k.elem_size == 2))
-            || (k.isa == kernel_isa::avx2 && k.elem_size == 4))
+            || (k.isa == kernel_isa::avx2
+                && (k.elem_size == 4 || k.elem_size == 2)))
            && !k.cond_scalar && !k.src0_scalar;
 }
 

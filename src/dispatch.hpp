@@ -43,9 +43,10 @@ struct cpu_tuning {
     /// transpose_packed_lines: 512-bit permutes take two passes, and
     /// AVX-512's packed blocks stop at fewer lines.
     bool split_permutes = false;
-    /// An AVX-512 plan's transposed dst of 2-byte elements is written in
-    /// one pass by the block kernel (kernel_key::dst_transposed), where its
-    /// other conditions hold (plan_unstaged); 4-byte ones are on every CPU.
+    /// A transposed dst of 2-byte elements is written in one pass by the
+    /// block kernel (kernel_key::dst_transposed; AVX-512's or AVX2's), where
+    /// its other conditions hold (plan_unstaged); 4-byte ones are on every
+    /// CPU.
     bool dt_words = false;
     /// The block kernel's rows prefetch their inputs ahead
     /// (kernel_key::dt_prefetch), for 2-byte and for 4-byte elements.

@@ -2,10 +2,10 @@
 // (kernel_key::dst_transposed, kernels/jit_select_dt.cpp): their keys and
 // refusals, direct calls through the kernel ABI inside guard pages (row and
 // column counts around the 16 x 16 blocks of AVX-512's 4-byte elements, the
-// 32 x 32 of its 2-byte ones and the 16 x 8 of AVX2, every tail length of
-// them, odd row tails, padded and broadcast rows, inverted cond, a per-row
-// src_1, both store kinds, with and without the rows' prefetch, rows long
-// enough for its full distance), bit for bit against impl::ref_select, the
+// 32 x 32 of 2-byte ones and the 16 x 8 of AVX2's 4-byte ones, every tail
+// length of them, odd row tails, padded and broadcast rows, inverted cond, a
+// per-row src_1, both store kinds, with and without the rows' prefetch, rows
+// long enough for its full distance), bit for bit against impl::ref_select, the
 // callee-saved registers, and which plans use them.
 #include <xbyak/xbyak.h>
 
@@ -25,11 +25,9 @@ si::kernel_key dt_key(si::kernel_isa isa, int w, int inv, int bs, int nt,
     return k;
 }
 
-/// The element sizes with a kernel on the ISA: AVX-512 4 and 2, AVX2 4.
-std::vector<int> dt_widths(si::kernel_isa isa) {
-    if (isa == si::kernel_isa::avx512_core)
-        return { 4, 2 };
-    return { 4 };
+/// The element sizes with a kernel on either ISA: 4 and 2.
+std::vector<int> dt_widths(si::kernel_isa) {
+    return { 4, 2 };
 }
 
 /// Every key of the ISA's block kernels: each element size, inverted cond
@@ -122,12 +120,10 @@ TEST_P(kernel_dt, KeysAndRefusals) {
     pf.dt_prefetch = 1;
     EXPECT_FALSE(pf == ex);
     EXPECT_NE(si::kernel_key_hash()(pf), si::kernel_key_hash()(ex));
-    // No kernel: other element sizes (AVX2: 2-byte ones too), a scalar
-    // cond or src_0.
+    // No kernel: other element sizes, a scalar cond or src_0.
     std::vector<si::kernel_key> bad;
-    for (int w : { 1, 2, 8 })
-        if (w != 2 || kisa() == si::kernel_isa::avx2)
-            bad.push_back(dt_key(kisa(), w, 0, 0, 0));
+    for (int w : { 1, 8 })
+        bad.push_back(dt_key(kisa(), w, 0, 0, 0));
     si::kernel_key cs = dt_key(kisa(), 4, 0, 0, 0);
     cs.cond_scalar = 1;
     bad.push_back(cs);
@@ -319,15 +315,11 @@ TEST_P(kernel_dt, PlansWriteChannelsLastDstThemselves) {
                             || (w == 2 && c % 4 == 0
                                 && c <= si::max_packed_word_quads_avx2);
                     const bool lines = c * w % 64 == 0 || interleaved;
-                    // 2-byte elements in blocks on AVX-512 where this
-                    // CPU's tuning takes them, and the prefetching blocks
-                    // under either ISA where it prefetches.
+                    // 2-byte elements in blocks where this CPU's tuning
+                    // takes them, and the prefetching blocks where it
+                    // prefetches, under either ISA.
                     const si::cpu_tuning &t = si::this_cpu_tuning();
-                    const bool blocks =
-                            c * w >= 64
-                            && (w == 4
-                                || (t.dt_words
-                                    && kisa() == si::kernel_isa::avx512_core));
+                    const bool blocks = c * w >= 64 && (w == 4 || t.dt_words);
                     const bool pf =
                             w == 2 ? t.dt_prefetch_words : t.dt_prefetch_dwords;
                     const bool want_dt = blocks || interleaved;
