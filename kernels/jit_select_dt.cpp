@@ -498,12 +498,13 @@ private:
 // half where it belonged, on 5 of 6 shapes from the caches (f32 planes
 // [197, 197] to [2047, 2047]; [100, 100] 0.75-0.86x; docs/performance.md).
 //
-// Tails, as on AVX-512 but without opmasks, element by element: a column
-// tail's cond bytes, src_0 and src_1 elements are inserted one at a time
-// (vpinsrb, vpinsrd) and only its dst lines are stored; the rows past the
-// last full block are not loaded (their registers are zeroed), and a row
-// tail's dst pieces are stored one element at a time (vpextrd), the second
-// half not at all where 8 rows or fewer remain. No load or store reaches
+// Tails, as on AVX-512 but without opmasks: a column tail's cond bytes,
+// src_0 and src_1 elements are inserted one at a time (vpinsrb, vpinsrd)
+// and only its dst lines are stored; the rows past the last full block
+// are not loaded (their registers are zeroed), and a row tail's dst
+// pieces are stored 4 rows (16 bytes) at a time while those exist, the
+// rest one element at a time (vpextrd), the second half not at all where
+// 8 rows or fewer remain. No load or store reaches
 // past a tensor, masked or not: vpmaskmovd would rely on masked-off lanes
 // not faulting, which AMD documents as implementation-dependent.
 //
@@ -817,8 +818,9 @@ private:
     // joined by a load and a vinserti128 per 32 bytes and stored whole
     // (streamed in the nt variant). A column tail's rows are first copied,
     // a group at a time, onto the stack (stage_group) and selected from
-    // there; a row tail stores each dst line's rows that exist a word at a
-    // time. Rows and columns past the tails are never read: their lanes
+    // there; a row tail stores each dst line's rows that exist in whole
+    // 16-byte pieces of 8 rows, then a word at a time (store_line_rows).
+    // Rows and columns past the tails are never read: their lanes
     // hold stale values that only the dst rows past the tail would take,
     // which are not stored.
     void block_words(bool rows_tail, bool cols_tail) {
