@@ -755,11 +755,12 @@ private:
         L(l_done);
     }
 
-    // One block of 16 rows by 8 columns (a column tail: reg_cols_). Full
-    // rows: the first halves of the dst lines are held on the stack and
-    // each line's two halves stored one after the other (streamed in the
-    // nt variant). A row tail: each half's rows that exist stored one
-    // element at a time, the second half skipped where there are none.
+    // One block of 16 rows by 8 columns (a column tail: reg_cols_; 2-byte
+    // elements: block_words). Full rows: the first halves of the dst lines
+    // are held on the stack and each line's two halves stored one after
+    // the other (streamed in the nt variant). A row tail: each half's rows
+    // that exist stored by store_rows, the second half skipped where there
+    // are none.
     void block(bool rows_tail, bool cols_tail) {
         if (w_ == 2) {
             block_words(rows_tail, cols_tail);

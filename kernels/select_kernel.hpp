@@ -98,8 +98,8 @@ struct kernel_key {
     /// dst is contiguous across the rows rather than along them (a
     /// transposed dst): element (r, c) of dst at dst + c * dst_stride + r *
     /// elem_size, so dst_stride is the bytes between columns. Written by
-    /// register transposes (kernels/jit_select_dt.cpp): AVX-512 with 4- and
-    /// 2-byte elements, AVX2 with 4-byte ones, cond and src_0 vectors
+    /// register transposes (kernels/jit_select_dt.cpp): AVX-512 and AVX2
+    /// with 4- and 2-byte elements, cond and src_0 vectors
     /// (dst_transposed_supported); any rows and n. The non-temporal variant
     /// needs dst and dst_stride multiples of 64 bytes. unroll is not used.
     uint8_t dst_transposed = 0;
