@@ -58,11 +58,10 @@
 // (vmovntdq); the caller guarantees dst and dst_stride are multiples of 64
 // bytes, so each is one whole cache line. The masked pieces of a row tail
 // are stored as regular stores.
-#include <vector>
-
 #include <xbyak/xbyak.h>
 
 #include "jit_generator.hpp"
+#include "jit_lanes.hpp"
 #include "jit_select.hpp"
 #include "src/common.hpp"
 
@@ -509,11 +508,12 @@ private:
 // not faulting, which AMD documents as implementation-dependent.
 //
 // 2-byte elements: blocks of 32 rows by 32 columns, as on AVX-512, in four
-// groups of 8 rows transposed by in-lane unpacks and joined through the
-// stack (block_words). On the Zen 4 guest under the AVX2 cap, 1 thread,
-// L13 bf16 (an NHWC dst over NCHW inputs) ran 0.62x the time of the
-// scratch path, L5 0.73x; from DRAM 0.71x and 0.84x (docs/performance.md,
-// "AVX2's transposed dst of 2-byte elements in one pass").
+// groups of 8 rows transposed by in-lane unpacks (transpose_words_in_lanes,
+// jit_lanes.hpp) and joined through the stack (block_words). On the Zen 4 guest
+// under the AVX2 cap, 1 thread, L13 bf16 (an NHWC dst over NCHW inputs) ran
+// 0.62x the time of the scratch path, L5 0.73x; from DRAM 0.71x and 0.84x
+// (docs/performance.md, "AVX2's transposed dst of 2-byte elements in one
+// pass").
 class jit_select_dt_avx2_t : public jit_generator<select_kernel> {
 public:
     explicit jit_select_dt_avx2_t(const kernel_key &key)
@@ -814,9 +814,10 @@ private:
     // rows: each row's two halves of 16 columns selected (vpmovzxbw of 16
     // cond bytes, vpcmpeqw, vpblendvb), the first into ymm0-7, the second
     // onto the stack (rowbuf_off); each half's 8 rows then transposed in
-    // three stages of in-lane unpacks (transpose_words) and stored to the
-    // group's slots. A dst line is then four 16-byte pieces, one per group,
-    // joined by a load and a vinserti128 per 32 bytes and stored whole
+    // three stages of in-lane unpacks (transpose_words_in_lanes) and
+    // stored to the group's slots. A dst line is then four 16-byte pieces,
+    // one per group, joined by a load and a vinserti128 per 32 bytes and
+    // stored whole
     // (streamed in the nt variant). A column tail's rows are first copied,
     // a group at a time, onto the stack (stage_group) and selected from
     // there; a row tail stores each dst line's rows that exist in whole
@@ -843,15 +844,22 @@ private:
                 select_words(i, cols_tail);
             }
             L(l_rows_done);
+            // Each half's 8 rows through the shared in-lane transpose:
+            // t[m] holds, in lane k, column 8 k + m of the rows. It runs
+            // through ymm8-15, vzero_ too, zeroed again for the next group.
+            const Ymm r[8] = { Ymm(0), Ymm(1), Ymm(2), Ymm(3),
+                               Ymm(4), Ymm(5), Ymm(6), Ymm(7) };
+            const Ymm t[8] = { Ymm(8),  Ymm(9),  Ymm(10), Ymm(11),
+                               Ymm(12), Ymm(13), Ymm(14), Ymm(15) };
             for (int h = 0; h < 2; ++h) {
                 if (h == 1)
                     for (int i = 0; i < 8; ++i)
-                        vmovdqu(Ymm(i), ptr[rsp + rowbuf_off + 32 * i]);
-                int out[8];
-                transpose_words(out);
+                        vmovdqu(r[i], ptr[rsp + rowbuf_off + 32 * i]);
+                transpose_words_in_lanes(*this, r, t);
                 for (int m = 0; m < 8; ++m)
-                    vmovdqu(ptr[rsp + slot_words(g, h, m)], Ymm(out[m]));
+                    vmovdqu(ptr[rsp + slot_words(g, h, m)], t[m]);
             }
+            vpxor(vzero_, vzero_, vzero_);
         }
         L(l_groups_done);
         // dst line c: column c's rows 0-31, its four pieces from the
@@ -939,53 +947,6 @@ private:
         add(reg_pc_, reg_cs_);
         add(reg_pa_, reg_as_);
         add(reg_pb_, reg_bs_);
-    }
-
-    // ymm0-7 (8 rows of 16 columns) transposed in each 128-bit lane, in
-    // three stages (words, 32-bit and 64-bit lanes interleaved); out[m]:
-    // the register holding, in lane k, column 8 k + m of the 8 rows.
-    // Through ymm8-14 (vzero_ kept).
-    void transpose_words(int out[8]) {
-        std::vector<int> spare = { 8, 9, 10, 11, 12, 13, 14 };
-        const auto take = [&]() {
-            const int r = spare.front();
-            spare.erase(spare.begin());
-            return r;
-        };
-        // a[p][s]: rows 2p, 2p + 1, columns 4s .. 4s + 3 of each lane.
-        int a[4][2];
-        for (int p = 0; p < 4; ++p) {
-            a[p][0] = take();
-            a[p][1] = take();
-            vpunpcklwd(Ymm(a[p][0]), Ymm(2 * p), Ymm(2 * p + 1));
-            vpunpckhwd(Ymm(a[p][1]), Ymm(2 * p), Ymm(2 * p + 1));
-            spare.push_back(2 * p);
-            spare.push_back(2 * p + 1);
-        }
-        // b[q][s][e]: rows 4q .. 4q + 3, columns 4s + 2e, 4s + 2e + 1.
-        int b[2][2][2];
-        for (int q = 0; q < 2; ++q)
-            for (int s = 0; s < 2; ++s) {
-                const Ymm x(a[2 * q][s]), y(a[2 * q + 1][s]);
-                b[q][s][0] = take();
-                b[q][s][1] = take();
-                vpunpckldq(Ymm(b[q][s][0]), x, y);
-                vpunpckhdq(Ymm(b[q][s][1]), x, y);
-                spare.push_back(x.getIdx());
-                spare.push_back(y.getIdx());
-            }
-        // Column 4s + 2e (+ 1): rows 0-3 and 4-7 joined.
-        for (int s = 0; s < 2; ++s)
-            for (int e = 0; e < 2; ++e) {
-                const Ymm x(b[0][s][e]), y(b[1][s][e]);
-                const int m = 4 * s + 2 * e;
-                out[m] = take();
-                out[m + 1] = take();
-                vpunpcklqdq(Ymm(out[m]), x, y);
-                vpunpckhqdq(Ymm(out[m + 1]), x, y);
-                spare.push_back(x.getIdx());
-                spare.push_back(y.getIdx());
-            }
     }
 
     // A column tail (reg_cols_ columns, 1-31): group g's rows that exist

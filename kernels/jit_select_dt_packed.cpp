@@ -66,6 +66,7 @@
 #include <xbyak/xbyak.h>
 
 #include "jit_generator.hpp"
+#include "jit_lanes.hpp"
 #include "jit_select.hpp"
 #include "src/common.hpp"
 
@@ -149,40 +150,6 @@ protected:
         vpunpckhqdq(v[1], u[0], u[2]);
         vpunpcklqdq(v[2], u[1], u[3]);
         vpunpckhqdq(v[3], u[1], u[3]);
-    }
-
-    // The first two stages of transpose_words_in_lanes over `quads` (1 or
-    // 2) groups of 4 registers r[4g .. 4g + 3], through t[4g .. 4g + 3]:
-    // words, then dwords interleaved, after which each 16-byte lane of
-    // r[4g + m] holds word 2m of the group's 4 registers, then word
-    // 2m + 1 (a quadword per word position).
-    template <typename Vmm>
-    void words_then_dwords_in_lanes(const Vmm (&r)[8], const Vmm (&t)[8],
-                                    int quads) {
-        for (int i = 0; i < 2 * quads; ++i) {
-            vpunpcklwd(t[2 * i], r[2 * i], r[2 * i + 1]);
-            vpunpckhwd(t[2 * i + 1], r[2 * i], r[2 * i + 1]);
-        }
-        for (int g = 0; g < quads; ++g)
-            for (int i = 0; i < 2; ++i) {
-                vpunpckldq(r[4 * g + 2 * i], t[4 * g + i], t[4 * g + 2 + i]);
-                vpunpckhdq(r[4 * g + 2 * i + 1], t[4 * g + i],
-                           t[4 * g + 2 + i]);
-            }
-    }
-
-    // An 8 x 8 transpose of words within each 16-byte lane of r[0..7]
-    // into t[0..7] (word k of a lane of r[i] becomes word i of that lane of
-    // t[k]; r is overwritten): words, then dwords, then quadwords, 24
-    // shuffles. Its own inverse: the packed kernels of 2-byte elements
-    // move a pixel's quads of 4 channels through it in both directions.
-    template <typename Vmm>
-    void transpose_words_in_lanes(const Vmm (&r)[8], const Vmm (&t)[8]) {
-        words_then_dwords_in_lanes(r, t, 2);
-        for (int i = 0; i < 4; ++i) {
-            vpunpcklqdq(t[2 * i], r[i], r[4 + i]);
-            vpunpckhqdq(t[2 * i + 1], r[i], r[4 + i]);
-        }
     }
 
     // transpose_dwords_in_lanes of each group of 4 rows 4q .. 4q + 3 of
@@ -1411,7 +1378,7 @@ private:
                 vmovhps(hi, hi, quad(24 + j, q));
                 vinserti128(r[j], r[j], hi, 1);
             }
-            transpose_words_in_lanes(r, t);
+            transpose_words_in_lanes(*this, r, t);
             for (int k = 0; k < 4 && 4 * q + k < c_; ++k) {
                 const int line = 4 * q + k;
                 if (tail) {
@@ -1928,7 +1895,7 @@ private:
             if (rows <= 4) {
                 // r[i]: the quad of pixels 2i, 2i + 1 (lane 0), 8 + 2i,
                 // 9 + 2i.
-                words_then_dwords_in_lanes(r, t, 1);
+                words_then_dwords_in_lanes(*this, r, t, 1);
                 for (int i = 0; i < 4; ++i) {
                     const Xmm lo(r[i].getIdx()), hi(t[i].getIdx());
                     vmovq(at(2 * i, o), lo);
@@ -1939,7 +1906,7 @@ private:
                 }
                 continue;
             }
-            transpose_words_in_lanes(r, t);
+            transpose_words_in_lanes(*this, r, t);
             for (int p = 0; p < 8; ++p) {
                 vmovdqu(at(p, o), Xmm(t[p].getIdx()));
                 vextracti128(at(8 + p, o), t[p], 1);
