@@ -1130,6 +1130,8 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
     // in whole carry granules, or column blocks of one granule's rows where
     // no such panel fits (below). Where no panel fits: tiles of
     // min_rows rows by as many columns as fit tile_budget, in row panels.
+    // A transposed input's panels and tiles are made even where the
+    // threads' shares of their elements would not be (`even_tiles`).
     constexpr int64_t panel_budget = 1024 * 1024;
     constexpr int64_t tile_budget = 128 * 1024;
     const int nd = f.ndims;
@@ -1165,6 +1167,43 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
         };
         r = halve_to_balance(r, least, g, items);
         return balanced(items(r)) ? r : int64_t(0);
+    };
+    // Threads take the tiles by count, in contiguous ranges (rows first),
+    // so the balance above holds for the tiles and not always for their
+    // elements: a last block of a few rows is a tile like the others.
+    // [131, 35778] bf16 with src_1 transposed, in tiles of 128 and 3 rows
+    // at 2 threads, left one thread 128 of the 131 rows and ran 1.27x
+    // faster than 1 thread (docs/performance.md). `even_tiles` keeps
+    // tiles of r x c where the threads' shares of their elements leave the
+    // busiest at most 1.25x the mean; otherwise it makes the row and
+    // column blocks as even as multiples of 16 allow (no more blocks and
+    // none larger).
+    const auto even_tiles = [&](int64_t r, int64_t c) -> tile_shape {
+        const auto shares_balanced = [&](int64_t tr, int64_t tc) {
+            const int64_t n_rb = (rows + tr - 1) / tr;
+            const int64_t n_cb = (inner + tc - 1) / tc;
+            // The elements of the first i tiles.
+            const auto before = [&](int64_t i) {
+                const int64_t o = i / (n_rb * n_cb), k = i % (n_rb * n_cb);
+                const int64_t rb = k / n_cb, cb = k % n_cb;
+                return (o * rows + rb * tr) * inner
+                       + std::min(tr, rows - rb * tr) * cb * tc;
+            };
+            const int64_t items = outer * n_rb * n_cb;
+            const int64_t team = std::min(nthr, items);
+            int64_t most = 0;
+            for (int64_t th = 0; th < team; ++th)
+                most = std::max(most, before(items * (th + 1) / team)
+                                              - before(items * th / team));
+            return 4 * most * team <= 5 * outer * rows * inner;
+        };
+        if (shares_balanced(r, c))
+            return { r, c };
+        const auto even = [](int64_t v, int64_t n) {
+            const int64_t blocks = (n + v - 1) / v;
+            return std::min(v, ((n + blocks - 1) / blocks + 15) / 16 * 16);
+        };
+        return { even(r, rows), even(c, inner) };
     };
     // The packed transposed-dst kernel reads no scratch: tiles of all rows
     // (every pixel of an image) where they balance the threads, else of
@@ -1268,10 +1307,10 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
         // the panels would leave the busiest thread over 1.25x the mean.
         const int64_t r = std::min({ rows, fit, max_rows });
         if (const int64_t b = balanced_rows(r, min_rows, 16))
-            return { b, inner };
+            return even_tiles(b, inner);
     }
     const int64_t cols = tile_budget / (min_rows * t.w_sum) / 16 * 16;
-    return { min_rows, std::min(inner, std::max<int64_t>(16, cols)) };
+    return even_tiles(min_rows, std::min(inner, std::max<int64_t>(16, cols)));
 }
 
 int plan_threads(const select_plan &plan, int nthreads) {

@@ -48,6 +48,13 @@ perm_t identity(int rank) {
     return p;
 }
 
+/// Row-major order with the last two dims swapped (a transposed matrix).
+perm_t last_two_swapped(int rank) {
+    perm_t p = identity(rank);
+    std::swap(p[p.size() - 1], p[p.size() - 2]);
+    return p;
+}
+
 /// The innermost dim of size > 1 in memory order `perm`; -1 if none.
 int fastest_dim(const dims_t &d, const perm_t &perm) {
     for (size_t k = perm.size(); k-- > 0;)
@@ -646,7 +653,8 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
     // where they fit the whole 1 MiB, and at least 4 lines of each dst row
     // where its transposes run in bands), and each thread a column block of
     // them where there are fewer matrices than threads and the blocks
-    // balance them.
+    // balance them. With threads, a transposed input's panels and tiles
+    // are as even as multiples of 16 allow.
     struct tc {
         dims_t d;
         int op; // transposed operand (column-major), the rest row-major
@@ -667,14 +675,17 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         { { 2048, 2048 }, 1, 4, 16, 128, 2048 }, // 16 panels, 16 threads
         { { 2048, 2048 }, 1, 4, 12, 128, 256 },  // 16 panels, 12 threads
         { { 300, 257 }, 1, 4, 1, 128, 257 },     // two panels and a tail
-        { { 300, 257 }, 1, 4, 2, 128, 256 },     // 3 panels, 2 threads
-        { { 300, 257 }, 1, 4, 3, 128, 257 },     // 3 panels, 3 threads
-        { { 100, 2000 }, 1, 4, 1, 100, 2000 },   // all rows
-        { { 300, 2081 }, 1, 4, 1, 112, 2081 },   // 125 fit: 112
-        { { 300, 2081 }, 1, 2, 1, 240, 2081 },   // 251 fit: 240
-        { { 300, 16400 }, 0, 1, 1, 64, 2048 },   // 64 rows do not fit
-        { { 300, 8000 }, 0, 4, 1, 128, 8000 },   // 131 fit: 128
-        { { 3, 5000 }, 1, 4, 1, 3, 5000 },       // rows < 128
+        // 3 panels do not balance 2 threads: tiles, made even (rows 300 in
+        // 3 blocks of 112, columns 257 in 2 of 144), not of 128 and 44
+        // rows by 256 and 1 columns.
+        { { 300, 257 }, 1, 4, 2, 112, 144 },
+        { { 300, 257 }, 1, 4, 3, 112, 257 },   // 3 even panels, 3 threads
+        { { 100, 2000 }, 1, 4, 1, 100, 2000 }, // all rows
+        { { 300, 2081 }, 1, 4, 1, 112, 2081 }, // 125 fit: 112
+        { { 300, 2081 }, 1, 2, 1, 240, 2081 }, // 251 fit: 240
+        { { 300, 16400 }, 0, 1, 1, 64, 2048 }, // 64 rows do not fit
+        { { 300, 8000 }, 0, 4, 1, 128, 8000 }, // 131 fit: 128
+        { { 3, 5000 }, 1, 4, 1, 3, 5000 },     // rows < 128
         // Narrow panels: 128 bytes of each input line, 64 of dst's.
         { { 2048, 6144 }, 1, 4, 1, 32, 6144 },  // 42 fit: 32 (floor 32)
         { { 2048, 6144 }, 1, 8, 1, 16, 6144 },  // 21 fit: 16 (floor 16)
@@ -777,10 +788,7 @@ TEST(kernel_layouts_tiles, TransposedDstPanelsOrRowsPerThread) {
     };
     for (const tc &c : cases) {
         dims_t st[4];
-        perm_t order(c.d.size());
-        for (size_t i = 0; i < order.size(); ++i)
-            order[i] = static_cast<int>(i);
-        std::swap(order[order.size() - 1], order[order.size() - 2]);
+        const perm_t order = last_two_swapped(static_cast<int>(c.d.size()));
         st[3] = perm_strides(c.d, order);
         const si::select_folded f = si::fold_select(full_nd(c.d, st, 4));
         ASSERT_EQ(f.mode[si::op_dst], si::inner_mode::transposed)
@@ -792,6 +800,72 @@ TEST(kernel_layouts_tiles, TransposedDstPanelsOrRowsPerThread) {
                 << si::folded2str(f) << " threads " << c.nthreads
                 << " rows per thread " << c.rows_per_thread << ": tiles "
                 << t.rows << " x " << t.cols << " cols_first " << t.cols_first;
+    }
+}
+
+TEST(kernel_layouts_tiles, ThreadsShareTheElements) {
+    // The tiled runner gives each thread a contiguous range of the tiles,
+    // by count, in the order plan_tiles sets (rows, or columns, first), so
+    // the tiles must split the elements as well as their count: no thread
+    // more than 1.25x the mean. A last block of a few rows (131 rows in
+    // panels of 128 and 3) used to leave one thread all the work.
+    struct tc {
+        dims_t d;
+        int op, w, nthreads;
+    };
+    const std::vector<tc> cases = {
+        { { 131, 35778 }, 2, 2, 2 },
+        { { 131, 35778 }, 2, 4, 2 },
+        { { 129, 35778 }, 1, 2, 2 },
+        { { 300, 257 }, 1, 4, 2 },
+        { { 300, 257 }, 1, 4, 3 },
+        { { 300, 20000 }, 2, 2, 2 },
+        { { 300, 20000 }, 0, 4, 4 },
+        { { 600, 9000 }, 1, 2, 3 },
+        { { 2047, 2047 }, 1, 2, 2 },
+        { { 2047, 2047 }, 1, 4, 12 },
+        { { 3, 250, 3000 }, 1, 4, 2 },
+        { { 1000, 1000 }, 0, 1, 16 },
+        // A transposed dst: panels in multiples of 64 rows, or a column
+        // block per thread.
+        { { 131, 35778 }, 3, 2, 2 },
+        { { 300, 257 }, 3, 4, 3 },
+        { { 3, 600, 600 }, 3, 4, 4 },
+    };
+    for (const tc &c : cases) {
+        dims_t st[4];
+        const perm_t order = last_two_swapped(static_cast<int>(c.d.size()));
+        st[c.op] = perm_strides(c.d, order);
+        const si::select_folded f = si::fold_select(full_nd(c.d, st, c.w));
+        ASSERT_EQ(f.mode[c.op], si::inner_mode::transposed)
+                << si::folded2str(f);
+        const si::tile_shape t = si::plan_tiles(f, c.nthreads);
+        const int nd = f.ndims;
+        const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
+        int64_t outer = 1;
+        for (int d = 0; d + 2 < nd; ++d)
+            outer *= f.dims[d];
+        const int64_t n_rb = (rows + t.rows - 1) / t.rows;
+        const int64_t n_cb = (inner + t.cols - 1) / t.cols;
+        const int64_t items = outer * n_rb * n_cb;
+        const int64_t team = std::min<int64_t>(c.nthreads, items);
+        int64_t most = 0;
+        for (int64_t th = 0; th < team; ++th) {
+            int64_t elems = 0;
+            for (int64_t it = items * th / team; it < items * (th + 1) / team;
+                 ++it) {
+                const int64_t rem = it % (n_rb * n_cb);
+                const int64_t rb = t.cols_first ? rem % n_rb : rem / n_cb;
+                const int64_t cb = t.cols_first ? rem / n_rb : rem % n_cb;
+                elems += std::min(t.rows, rows - rb * t.rows)
+                         * std::min(t.cols, inner - cb * t.cols);
+            }
+            most = std::max(most, elems);
+        }
+        EXPECT_LE(4 * most * team, 5 * outer * rows * inner)
+                << si::folded2str(f) << " threads " << c.nthreads << ": tiles "
+                << t.rows << " x " << t.cols << ", busiest " << most << " of "
+                << outer * rows * inner;
     }
 }
 
