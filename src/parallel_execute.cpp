@@ -1131,7 +1131,7 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
     // no such panel fits (below). Where no panel fits: tiles of
     // min_rows rows by as many columns as fit tile_budget, in row panels.
     // A transposed input's panels and tiles are made even where the
-    // threads' shares of their elements would not be (`even_tiles`).
+    // threads' shares of their elements would not be (`shared_tiles`).
     constexpr int64_t panel_budget = 1024 * 1024;
     constexpr int64_t tile_budget = 128 * 1024;
     const int nd = f.ndims;
@@ -1168,42 +1168,89 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
         r = halve_to_balance(r, least, g, items);
         return balanced(items(r)) ? r : int64_t(0);
     };
-    // Threads take the tiles by count, in contiguous ranges (rows first),
-    // so the balance above holds for the tiles and not always for their
-    // elements: a last block of a few rows is a tile like the others.
-    // [131, 35778] bf16 with src_1 transposed, in tiles of 128 and 3 rows
-    // at 2 threads, left one thread 128 of the 131 rows and ran 1.27x
-    // faster than 1 thread (docs/performance.md). `even_tiles` keeps
+    // Threads take the tiles by count, in contiguous ranges (rows first,
+    // or columns first), so the balance above holds for the tiles and not
+    // always for their elements: a last block of a few rows or columns is
+    // a tile like the others, and 5 column blocks leave one of 4 threads
+    // two. [131, 35778] bf16 with src_1 transposed, in tiles of 128 and 3
+    // rows at 2 threads, left one thread 128 of the 131 rows and ran 1.27x
+    // faster than 1 thread (docs/performance.md). `shared_tiles` keeps
     // tiles of r x c where the threads' shares of their elements leave the
-    // busiest at most 1.25x the mean; otherwise it makes the row and
-    // column blocks as even as multiples of 16 allow (no more blocks and
-    // none larger).
-    const auto even_tiles = [&](int64_t r, int64_t c) -> tile_shape {
-        const auto shares_balanced = [&](int64_t tr, int64_t tc) {
-            const int64_t n_rb = (rows + tr - 1) / tr;
-            const int64_t n_cb = (inner + tc - 1) / tc;
-            // The elements of the first i tiles.
-            const auto before = [&](int64_t i) {
-                const int64_t o = i / (n_rb * n_cb), k = i % (n_rb * n_cb);
-                const int64_t rb = k / n_cb, cb = k % n_cb;
-                return (o * rows + rb * tr) * inner
-                       + std::min(tr, rows - rb * tr) * cb * tc;
-            };
-            const int64_t items = outer * n_rb * n_cb;
-            const int64_t team = std::min(nthr, items);
-            int64_t most = 0;
-            for (int64_t th = 0; th < team; ++th)
-                most = std::max(most, before(items * (th + 1) / team)
-                                              - before(items * th / team));
-            return 4 * most * team <= 5 * outer * rows * inner;
+    // busiest at most 1.25x the mean. Otherwise it makes the row blocks
+    // (in multiples of `rg`; 0: rows kept) and the column blocks (of 16) as
+    // even as that allows, no more blocks and none larger; and where tiles
+    // narrower than the row still leave a thread more, it takes the
+    // fewest more column blocks (none wider) that share the elements.
+    const auto shares_balanced = [&](int64_t tr, int64_t tc, bool cf) {
+        const int64_t n_rb = (rows + tr - 1) / tr;
+        const int64_t n_cb = (inner + tc - 1) / tc;
+        // The elements of the first i tiles.
+        const auto before = [&](int64_t i) {
+            const int64_t o = i / (n_rb * n_cb), k = i % (n_rb * n_cb);
+            if (cf) {
+                const int64_t cb = k / n_rb, rb = k % n_rb;
+                return o * rows * inner + cb * tc * rows
+                       + std::min(tc, inner - cb * tc) * rb * tr;
+            }
+            const int64_t rb = k / n_cb, cb = k % n_cb;
+            return (o * rows + rb * tr) * inner
+                   + std::min(tr, rows - rb * tr) * cb * tc;
         };
-        if (shares_balanced(r, c))
-            return { r, c };
-        const auto even = [](int64_t v, int64_t n) {
+        const int64_t items = outer * n_rb * n_cb;
+        const int64_t team = std::min(nthr, items);
+        int64_t most = 0;
+        for (int64_t th = 0; th < team; ++th)
+            most = std::max(most, before(items * (th + 1) / team)
+                                          - before(items * th / team));
+        return 4 * most * team <= 5 * outer * rows * inner;
+    };
+    const auto shared_tiles = [&](int64_t r, int64_t c, int64_t rg,
+                                  bool cf = false) -> tile_shape {
+        if (shares_balanced(r, c, cf))
+            return { r, c, 0, false, cf };
+        const auto even = [](int64_t v, int64_t n, int64_t g) {
             const int64_t blocks = (n + v - 1) / v;
-            return std::min(v, ((n + blocks - 1) / blocks + 15) / 16 * 16);
+            return std::min(v, ((n + blocks - 1) / blocks + g - 1) / g * g);
         };
-        return { even(r, rows), even(c, inner) };
+        const int64_t r0 = r;
+        if (rg > 0)
+            r = even(r0, rows, rg);
+        c = even(c, inner, 16);
+        if (shares_balanced(r, c, cf))
+            return { r, c, 0, false, cf };
+        // The fewest more column blocks (none wider) that share the
+        // elements, each thread's in whole column blocks (columns first):
+        // of 16 columns, else of any.
+        const auto more_cols = [&](tile_shape &out) {
+            const int64_t n_cb = (inner + c - 1) / c;
+            for (int64_t g : { 16, 1 })
+                for (int64_t n = n_cb + 1; n <= n_cb + 2 * nthr; ++n) {
+                    const int64_t cn = ((inner + n - 1) / n + g - 1) / g * g;
+                    if (cn < c && shares_balanced(r, cn, true)) {
+                        out = { r, cn, 0, false, true };
+                        return true;
+                    }
+                }
+            return false;
+        };
+        // The row blocks in the coarsest of 8, 4, 2 and 1 rows below rg
+        // that shares the elements.
+        const auto finer_rows = [&](tile_shape &out) {
+            for (int64_t g = std::min<int64_t>(rg / 2, 8); g >= 1; g /= 2)
+                if (shares_balanced(even(r0, rows, g), c, cf)) {
+                    out = { even(r0, rows, g), c, 0, false, cf };
+                    return true;
+                }
+            return false;
+        };
+        // Tiles narrower than the row take more column blocks first;
+        // panels, which read whole rows (faster than tiles, design.md),
+        // finer row blocks first.
+        tile_shape out { r, c, 0, false, cf };
+        if (c < inner ? more_cols(out) || finer_rows(out)
+                      : finer_rows(out) || more_cols(out))
+            return out;
+        return { r, c, 0, false, cf };
     };
     // The packed transposed-dst kernel reads no scratch: tiles of all rows
     // (every pixel of an image) where they balance the threads, else of
@@ -1261,7 +1308,7 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
                     16, 16, [&](int64_t c) {
                         return outer * n_rb * ((inner + c - 1) / c);
                     });
-            return { gc, cols, 0, false, true };
+            return shared_tiles(gc, cols, 0, true);
         }
         // Where its transposes run in bands (transposed_dst_band), a
         // panel stores each page's lines during one band: at least 4
@@ -1298,7 +1345,7 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
                 nthr > 1 && outer < nthr && 4 * cols * nthr <= 5 * inner;
         const int64_t b = balanced_rows(r, gc, gc);
         if (col_blocks && (dst_rows_per_thread || !b))
-            return { r, cols, 0, false, true };
+            return shared_tiles(r, cols, 0, true);
         if (b)
             return { b, inner };
     }
@@ -1307,10 +1354,11 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
         // the panels would leave the busiest thread over 1.25x the mean.
         const int64_t r = std::min({ rows, fit, max_rows });
         if (const int64_t b = balanced_rows(r, min_rows, 16))
-            return even_tiles(b, inner);
+            return shared_tiles(b, inner, 16);
     }
     const int64_t cols = tile_budget / (min_rows * t.w_sum) / 16 * 16;
-    return even_tiles(min_rows, std::min(inner, std::max<int64_t>(16, cols)));
+    return shared_tiles(min_rows, std::min(inner, std::max<int64_t>(16, cols)),
+                        16);
 }
 
 int plan_threads(const select_plan &plan, int nthreads) {

@@ -808,7 +808,8 @@ TEST(kernel_layouts_tiles, ThreadsShareTheElements) {
     // by count, in the order plan_tiles sets (rows, or columns, first), so
     // the tiles must split the elements as well as their count: no thread
     // more than 1.25x the mean. A last block of a few rows (131 rows in
-    // panels of 128 and 3) used to leave one thread all the work.
+    // panels of 128 and 3) used to leave one thread all the work, and 5
+    // column blocks left one of 4 threads two.
     struct tc {
         dims_t d;
         int op, w, nthreads;
@@ -826,11 +827,18 @@ TEST(kernel_layouts_tiles, ThreadsShareTheElements) {
         { { 2047, 2047 }, 1, 4, 12 },
         { { 3, 250, 3000 }, 1, 4, 2 },
         { { 1000, 1000 }, 0, 1, 16 },
+        // Too few column blocks for the threads: more, columns first.
+        { { 17, 35778 }, 1, 2, 4 },
+        { { 100, 8209 }, 0, 4, 8 },
+        { { 64, 3000 }, 1, 2, 2 },
+        { { 300, 2000 }, 0, 1, 4 },
         // A transposed dst: panels in multiples of 64 rows, or a column
-        // block per thread.
+        // block per thread (even).
         { { 131, 35778 }, 3, 2, 2 },
         { { 300, 257 }, 3, 4, 3 },
         { { 3, 600, 600 }, 3, 4, 4 },
+        { { 64, 8209 }, 3, 2, 3 },
+        { { 513, 700 }, 3, 2, 3 },
     };
     for (const tc &c : cases) {
         dims_t st[4];
@@ -990,7 +998,8 @@ TEST(kernel_layouts_tiles, StreamingTiles) {
         { { 64, 256, 256 }, 0, 4, 16, true, 256, 256, 64 }, // cond
         { { 64, 256, 257 }, 1, 4, 1, false, 128, 257, 0 },  // 257 KiB
         { { 8, 256, 256 }, 2, 8, 1, false, 128, 256, 0 },   // 512 KiB
-        { { 3, 128, 128 }, 1, 4, 2, false, 128, 128, 0 },   // 3 on 2 threads
+        // 3 matrices on 2 threads: column halves, each thread 3.
+        { { 3, 128, 128 }, 1, 4, 2, false, 128, 64, 0 },
         { { 4, 96, 50 }, 2, 4, 2, true, 96, 50, 16 },
         { { 4, 100, 50 }, 2, 4, 2, false, 100, 50, 0 }, // lines of 400 bytes
         { { 4, 10, 50 }, 2, 4, 1, true, 10, 50, 10 },   // rows < strip

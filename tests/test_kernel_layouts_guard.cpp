@@ -425,7 +425,8 @@ TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
                 // A transposed dst whose panels of 64 rows fit: the two
                 // threads' column halves (a multiple of 16), 64 rows each;
                 // where they do not, column blocks of 64 rows in half the
-                // 1 MiB budget.
+                // 1 MiB budget, fewer columns where those would leave one
+                // thread most of the elements (3 blocks, 2 threads).
                 const bool dst_halves =
                         op == 3 && (int64_t(1) << 20) / (c * wt) >= 64;
                 const int64_t half = ((c + 1) / 2 + 15) / 16 * 16;
@@ -437,7 +438,7 @@ TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
                           ::testing::AssertionResult(
                                   dst_halves ? t.rows == 64 && t.cols == half
                                                        && t.cols_first
-                                  : op == 3 ? t.rows == 64 && t.cols == block
+                                  : op == 3 ? t.rows == 64 && t.cols <= block
                                                       && t.cols_first
                                   : panels ? t.rows >= floor_rows
                                                      && t.rows < min_rows
@@ -449,6 +450,42 @@ TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
                     KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, 2),
                               desc + (at_end ? " at end" : " at begin"));
             }
+}
+
+TEST_P(kernel_layouts_guard, TilesSharedByThreadsAgainstGuards) {
+    // Tiles that plan_tiles makes even for the threads that share them
+    // (src/parallel_execute.cpp, shared_tiles): row blocks of 80 and 51,
+    // and of 50 rows (finer than 16), column blocks of 16 and of any
+    // count, taken columns first by a transposed input, and a transposed
+    // dst's column blocks; each run at the thread count it was planned
+    // for, every store kind, against the guards at both ends.
+    struct tc {
+        int64_t r, c;
+        int op, w, nthreads;
+    };
+    const std::vector<tc> cases = {
+        { 131, 8209, 1, 4, 2 }, { 131, 35778, 2, 2, 2 }, { 100, 8209, 0, 4, 8 },
+        { 100, 8209, 0, 1, 4 }, { 17, 35778, 1, 2, 4 },  { 300, 2000, 0, 1, 4 },
+        { 64, 3000, 1, 2, 2 },  { 300, 257, 1, 4, 2 },   { 64, 8209, 3, 2, 3 },
+        { 513, 700, 3, 2, 3 },
+    };
+    auto &g = rng();
+    int fails = 0;
+    for (const tc &c : cases)
+        for (size_t ws : { size_t(0), size_t(1) << 30 }) {
+            guard_set gs(static_cast<size_t>(c.r * c.c * c.w));
+            ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+            gs.fill(g, static_cast<size_t>(c.r * c.c * c.w));
+            const si::select_nd p = one_column_major(c.r, c.c, c.op, c.r, c.w);
+            const si::select_plan plan = si::plan_select(p, ws);
+            const std::string desc = "operand " + std::to_string(c.op) + " "
+                                     + nd_str(p) + " nthreads "
+                                     + std::to_string(c.nthreads);
+            KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+            for (bool at_end : { true, false })
+                KT_EXPECT(fails, run_guarded(gs, p, plan, at_end, c.nthreads),
+                          desc + (at_end ? " at end" : " at begin"));
+        }
 }
 
 // A batch of matrices [B, R, C], every operand row-major but `op`, stored
