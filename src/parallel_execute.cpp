@@ -1336,15 +1336,19 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
         // column blocks' time from DRAM on Zen 4 (L12, L20, L23, both
         // ISAs; L20 f32 from the L3 1.02-1.20x) and 0.53-0.93x on Zen 3, so
         // there the column blocks serve only where the panels do not
-        // balance the threads. With 3 or more matrices ([3, 2047, 2047],
-        // [5, 600, 600]) the column blocks ran 0.9-1.0x the panels, and 17
-        // columns in blocks of 16 and 1 left one thread all the work
-        // (docs/performance.md).
+        // balance the threads, their elements too: on Zen 4 at 2 threads,
+        // panels of 64 and 36 rows ([100, 8209] s8) took 2.3x the column
+        // blocks' time, of 256 and 44 ([300, 2047] s8) 1.5x, of 128 and
+        // 69 ([197, 3000] bf16) 1.7x. With 3 or more matrices ([3, 2047,
+        // 2047], [5, 600, 600]) the column blocks ran 0.9-1.0x the panels,
+        // and 17 columns in blocks of 16 and 1 left one thread all the
+        // work (docs/performance.md).
         const int64_t cols = ((inner + nthr - 1) / nthr + 15) / 16 * 16;
         const bool col_blocks =
                 nthr > 1 && outer < nthr && 4 * cols * nthr <= 5 * inner;
         const int64_t b = balanced_rows(r, gc, gc);
-        if (col_blocks && (dst_rows_per_thread || !b))
+        if (col_blocks
+            && (dst_rows_per_thread || !b || !shares_balanced(b, inner, false)))
             return shared_tiles(r, cols, 0, true);
         if (b)
             return { b, inner };

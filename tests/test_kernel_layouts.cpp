@@ -766,8 +766,8 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
 TEST(kernel_layouts_tiles, TransposedDstPanelsOrRowsPerThread) {
     // Fewer matrices than threads: with dst_rows_per_thread (Intel) each
     // thread a column block (its own dst rows); without it (AMD) the
-    // panels, split among the threads, where they balance them, and the
-    // column blocks only where they do not.
+    // panels, split among the threads, where they balance them (their
+    // elements too), and the column blocks only where they do not.
     struct tc {
         dims_t d;
         int nthreads;
@@ -781,7 +781,10 @@ TEST(kernel_layouts_tiles, TransposedDstPanelsOrRowsPerThread) {
         { { 2048, 2048 }, 16, true, 64, 128, true },
         { { 2048, 2048 }, 16, false, 64, 2048, false },
         { { 300, 257 }, 3, true, 128, 96, true },
-        { { 300, 257 }, 3, false, 128, 257, false }, // 3 panels
+        // Panels of 128, 128 and 44 rows, or of 128 and 1, would leave one
+        // thread over 1.25x the mean of the elements: column blocks.
+        { { 300, 257 }, 3, false, 128, 96, true },
+        { { 129, 1000 }, 2, false, 128, 512, true },
         { { 64, 4096 }, 2, true, 64, 2048, true },
         { { 64, 4096 }, 2, false, 64, 2048, true },       // one panel of 64
         { { 2, 2048, 2048 }, 2, false, 64, 2048, false }, // a matrix each

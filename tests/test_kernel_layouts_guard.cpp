@@ -455,10 +455,11 @@ TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
 TEST_P(kernel_layouts_guard, TilesSharedByThreadsAgainstGuards) {
     // Tiles that plan_tiles makes even for the threads that share them
     // (src/parallel_execute.cpp, shared_tiles): row blocks of 80 and 51,
-    // and of 50 rows (finer than 16), column blocks of 16 and of any
-    // count, taken columns first by a transposed input, and a transposed
-    // dst's column blocks; each run at the thread count it was planned
-    // for, every store kind, against the guards at both ends.
+    // and of 56 and 44 rows (finer than 16), column blocks of 16 and of
+    // any count, taken columns first by a transposed input, and a
+    // transposed dst's column blocks (in place of panels of 128 and 1
+    // rows, on AMD too); each run at the thread count it was planned for,
+    // every store kind, against the guards at both ends.
     struct tc {
         int64_t r, c;
         int op, w, nthreads;
@@ -467,7 +468,8 @@ TEST_P(kernel_layouts_guard, TilesSharedByThreadsAgainstGuards) {
         { 131, 8209, 1, 4, 2 }, { 131, 35778, 2, 2, 2 }, { 100, 8209, 0, 4, 8 },
         { 100, 8209, 0, 1, 4 }, { 17, 35778, 1, 2, 4 },  { 300, 2000, 0, 1, 4 },
         { 64, 3000, 1, 2, 2 },  { 300, 257, 1, 4, 2 },   { 64, 8209, 3, 2, 3 },
-        { 513, 700, 3, 2, 3 },
+        { 513, 700, 3, 2, 3 },  { 129, 1000, 3, 4, 2 },  { 100, 8209, 3, 1, 2 },
+        { 100, 8209, 0, 4, 2 },
     };
     auto &g = rng();
     int fails = 0;
