@@ -1130,8 +1130,9 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
     // in whole carry granules, or column blocks of one granule's rows where
     // no such panel fits (below). Where no panel fits: tiles of
     // min_rows rows by as many columns as fit tile_budget, in row panels.
-    // A transposed input's panels and tiles are made even where the
-    // threads' shares of their elements would not be (`shared_tiles`).
+    // A transposed input's panels and tiles, and a transposed dst's column
+    // blocks, are made even where the threads' shares of their elements
+    // would not be (`shared_tiles`).
     constexpr int64_t panel_budget = 1024 * 1024;
     constexpr int64_t tile_budget = 128 * 1024;
     const int nd = f.ndims;
