@@ -806,6 +806,43 @@ TEST(kernel_layouts_tiles, TransposedDstPanelsOrRowsPerThread) {
     }
 }
 
+/// Whether the busiest of `nthreads` threads gets at most 1.25x the mean
+/// of the elements when they take tiles `t` of `f` by count, in contiguous
+/// ranges (the tiled runner's split: a team of at most one thread a tile).
+::testing::AssertionResult shares_elements(const si::select_folded &f,
+                                           const si::tile_shape &t,
+                                           int64_t nthreads) {
+    const int nd = f.ndims;
+    const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
+    int64_t outer = 1;
+    for (int d = 0; d + 2 < nd; ++d)
+        outer *= f.dims[d];
+    const int64_t n_rb = (rows + t.rows - 1) / t.rows;
+    const int64_t n_cb = (inner + t.cols - 1) / t.cols;
+    const int64_t items = outer * n_rb * n_cb;
+    const int64_t team = std::min(nthreads, items);
+    int64_t most = 0;
+    for (int64_t th = 0; th < team; ++th) {
+        int64_t elems = 0;
+        for (int64_t it = items * th / team; it < items * (th + 1) / team;
+             ++it) {
+            const int64_t rem = it % (n_rb * n_cb);
+            const int64_t rb = t.cols_first ? rem % n_rb : rem / n_cb;
+            const int64_t cb = t.cols_first ? rem / n_rb : rem % n_cb;
+            elems += std::min(t.rows, rows - rb * t.rows)
+                     * std::min(t.cols, inner - cb * t.cols);
+        }
+        most = std::max(most, elems);
+    }
+    if (4 * most * team <= 5 * outer * rows * inner)
+        return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << si::folded2str(f) << " threads " << nthreads << ": tiles "
+           << t.rows << " x " << t.cols
+           << (t.cols_first ? " columns first" : "") << ", busiest " << most
+           << " of " << outer * rows * inner;
+}
+
 TEST(kernel_layouts_tiles, ThreadsShareTheElements) {
     // The tiled runner gives each thread a contiguous range of the tiles,
     // by count, in the order plan_tiles sets (rows, or columns, first), so
@@ -850,34 +887,36 @@ TEST(kernel_layouts_tiles, ThreadsShareTheElements) {
         const si::select_folded f = si::fold_select(full_nd(c.d, st, c.w));
         ASSERT_EQ(f.mode[c.op], si::inner_mode::transposed)
                 << si::folded2str(f);
-        const si::tile_shape t = si::plan_tiles(f, c.nthreads);
-        const int nd = f.ndims;
-        const int64_t rows = f.dims[nd - 2], inner = f.dims[nd - 1];
-        int64_t outer = 1;
-        for (int d = 0; d + 2 < nd; ++d)
-            outer *= f.dims[d];
-        const int64_t n_rb = (rows + t.rows - 1) / t.rows;
-        const int64_t n_cb = (inner + t.cols - 1) / t.cols;
-        const int64_t items = outer * n_rb * n_cb;
-        const int64_t team = std::min<int64_t>(c.nthreads, items);
-        int64_t most = 0;
-        for (int64_t th = 0; th < team; ++th) {
-            int64_t elems = 0;
-            for (int64_t it = items * th / team; it < items * (th + 1) / team;
-                 ++it) {
-                const int64_t rem = it % (n_rb * n_cb);
-                const int64_t rb = t.cols_first ? rem % n_rb : rem / n_cb;
-                const int64_t cb = t.cols_first ? rem / n_rb : rem % n_cb;
-                elems += std::min(t.rows, rows - rb * t.rows)
-                         * std::min(t.cols, inner - cb * t.cols);
-            }
-            most = std::max(most, elems);
-        }
-        EXPECT_LE(4 * most * team, 5 * outer * rows * inner)
-                << si::folded2str(f) << " threads " << c.nthreads << ": tiles "
-                << t.rows << " x " << t.cols << ", busiest " << most << " of "
-                << outer * rows * inner;
+        EXPECT_TRUE(
+                shares_elements(f, si::plan_tiles(f, c.nthreads), c.nthreads));
     }
+    // A sweep of matrices with one input transposed, at the threads
+    // plan_threads gives them: every plan shares the elements.
+    const std::vector<int64_t> sizes = { 17,  100,  131,  197,  300,
+                                         513, 2047, 8209, 35778 };
+    int unshared = 0;
+    for (int64_t r : sizes)
+        for (int64_t cols : sizes)
+            for (int op = 0; op < 3; ++op)
+                for (int w : { 1, 2, 4 })
+                    for (int nthr : { 2, 3, 4, 16 }) {
+                        if (r * cols > (int64_t(1) << 24))
+                            continue;
+                        dims_t st[4];
+                        st[op] = perm_strides({ r, cols }, { 1, 0 });
+                        si::select_plan plan;
+                        plan.folded =
+                                si::fold_select(full_nd({ r, cols }, st, w));
+                        const int team = si::plan_threads(plan, nthr);
+                        if (team < 2)
+                            continue;
+                        const si::select_folded &f = plan.folded;
+                        const auto shared = shares_elements(
+                                f, si::plan_tiles(f, team), team);
+                        if (!shared && ++unshared <= 5)
+                            ADD_FAILURE() << shared.message();
+                    }
+    EXPECT_EQ(unshared, 0);
 }
 
 TEST(kernel_layouts_tiles, StagedDstBlocks) {
