@@ -1179,9 +1179,10 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
     // tiles of r x c where the threads' shares of their elements leave the
     // busiest at most 1.25x the mean. Otherwise it makes the row blocks
     // (in multiples of `rg`; 0: rows kept) and the column blocks (of 16) as
-    // even as that allows, no more blocks and none larger; and where tiles
-    // narrower than the row still leave a thread more, it takes the
-    // fewest more column blocks (none wider) that share the elements.
+    // even as that allows, no more blocks and none larger; where that
+    // still leaves a thread more, tiles narrower than the row take the
+    // fewest more column blocks (none wider), columns first, and panels
+    // finer row blocks, each the other after (below).
     const auto shares_balanced = [&](int64_t tr, int64_t tc, bool cf) {
         const int64_t n_rb = (rows + tr - 1) / tr;
         const int64_t n_cb = (inner + tc - 1) / tc;
