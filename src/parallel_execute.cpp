@@ -1238,21 +1238,26 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
         // The row blocks in the coarsest of 8, 4, 2 and 1 rows below rg
         // that shares the elements.
         const auto finer_rows = [&](tile_shape &out) {
-            for (int64_t g = std::min<int64_t>(rg / 2, 8); g >= 1; g /= 2)
-                if (shares_balanced(even(r0, rows, g), c, cf)) {
-                    out = { even(r0, rows, g), c, 0, false, cf };
+            for (int64_t g = std::min<int64_t>(rg / 2, 8); g >= 1; g /= 2) {
+                const int64_t rn = even(r0, rows, g);
+                if (shares_balanced(rn, c, cf)) {
+                    out = { rn, c, 0, false, cf };
                     return true;
                 }
+            }
             return false;
         };
         // Tiles narrower than the row take more column blocks first;
         // panels, which read whole rows (faster than tiles, design.md),
-        // finer row blocks first.
+        // finer row blocks first; the even blocks where neither shares.
         tile_shape out { r, c, 0, false, cf };
-        if (c < inner ? more_cols(out) || finer_rows(out)
-                      : finer_rows(out) || more_cols(out))
-            return out;
-        return { r, c, 0, false, cf };
+        if (c < inner) {
+            if (!more_cols(out))
+                finer_rows(out);
+        } else if (!finer_rows(out)) {
+            more_cols(out);
+        }
+        return out;
     };
     // The packed transposed-dst kernel reads no scratch: tiles of all rows
     // (every pixel of an image) where they balance the threads, else of
