@@ -1120,8 +1120,9 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
     // span the whole inner dim, so that the operands read as they are stream
     // along whole rows (one run where they are dense), of min_rows rows (128;
     // 64 when only 1-byte operands are transposed) or, where no transposed
-    // operand is wider than 2 bytes, up to 256 rows (512 bytes of each line
-    // of a 2-byte operand per panel, as of a 4-byte one) where they fit
+    // operand is wider than 2 bytes or the panel has at most 16 columns, up
+    // to 256 rows (512 bytes of each line of a 2-byte operand per panel, as
+    // of a 4-byte one) where they fit
     // panel_budget, fewer (halving) while the panels would leave the
     // busiest thread over 1.25x the mean. Where fewer than min_rows rows
     // fit (wide rows), narrower panels, down to panel_floor rows, where
@@ -1363,7 +1364,16 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
     if (fit >= std::min(min_rows, t.panel_floor)) {
         // The most rows that fit, fewer (halving, down to min_rows) while
         // the panels would leave the busiest thread over 1.25x the mean.
-        const int64_t r = std::min({ rows, fit, max_rows });
+        // Panels of at most 16 columns take up to 256 rows whatever their
+        // width: their transposes read no more lines than a register tile
+        // holds, and each panel costs a transpose call and a row kernel
+        // call. L28 f32 ([16, 224, 224, 3], src_0 channels-first, a
+        // panel per image row) ran 1.18-1.21x as fast with AVX-512 in
+        // panels of all 224 rows as of 128 and 96 on Zen 5, at 1 and 2
+        // threads; under the AVX2 cap 0.98-1.09x (docs/performance.md,
+        // "Few columns in panels of 256 rows").
+        const int64_t r =
+                std::min({ rows, fit, inner <= 16 ? int64_t(256) : max_rows });
         if (const int64_t b = balanced_rows(r, min_rows, 16))
             return shared_tiles(b, inner, 16);
     }

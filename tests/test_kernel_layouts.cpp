@@ -644,7 +644,8 @@ TEST_P(kernel_layouts, TiledPathThreadsOffsetsNonTemporal) {
 TEST(kernel_layouts_tiles, PanelsAndTiles) {
     // The tile shape rule (src/parallel_execute.cpp, docs/design.md):
     // whole-width panels of 128 rows (64 when only 1-byte operands are
-    // transposed; up to 256 as they fit where none is wider than 2 bytes)
+    // transposed; up to 256 as they fit where none is wider than 2 bytes
+    // or the panel has at most 16 columns)
     // where they fit 1 MiB of scratch and keep the threads balanced;
     // where fewer rows fit, panels down to 128 bytes of each transposed
     // input's lines (64 of a transposed dst's) that balance the threads;
@@ -695,6 +696,11 @@ TEST(kernel_layouts_tiles, PanelsAndTiles) {
         { { 4096, 16384 }, 1, 2, 1, 128, 512 }, // 32 fit, floor 64: tiles
         { { 4096, 16384 }, 3, 2, 1, 64, 4096 }, // dst: a column block
         { { 16, 3136 }, 1, 8, 1, 16, 3136 },    // all 16 rows fit
+        // Panels of at most 16 columns: up to 256 rows of any width.
+        { { 300, 3 }, 1, 4, 1, 256, 3 },
+        { { 300, 16 }, 1, 4, 1, 256, 16 },
+        { { 300, 17 }, 1, 4, 1, 128, 17 },
+        { { 300, 3 }, 1, 8, 1, 256, 3 },
         // A staged dst (lines back to back, pitch not a multiple of 64
         // bytes): panels of all rows where they fit and balance.
         { { 197, 197 }, 3, 4, 1, 197, 197 },   // 788-byte lines

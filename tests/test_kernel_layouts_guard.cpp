@@ -793,7 +793,9 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
     // continues into C (row groups). Where the pitch is 4 or 8 and the
     // transposed input's kernel writes its scratch at that pitch as packed
     // blocks (transpose_packs_gaps), the tiles stream the padded rows
-    // (row_pitch); otherwise a row at a time.
+    // (row_pitch); otherwise a row at a time. Images 300 pixels wide take
+    // panels of 256 rows and a tail of 44, of any element width (at most
+    // 16 columns).
     // Every tensor against a guard page at either end, 1 to 3 threads,
     // bit for bit against the reference.
     auto &g = rng();
@@ -801,17 +803,19 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
     int runs = 0, streams = 0, groups = 0;
     for (int w : { 1, 2, 4, 8 })
         for (int64_t c : { 2, 3, 5, 7 })
-            for (int shape = 0; shape < 4; ++shape) {
+            for (int shape = 0; shape < 5; ++shape) {
                 if (c * w >= 32)
                     continue;
                 dims_t d;
                 dims_t st[4];
-                if (shape < 2) {
+                const bool images = shape < 2 || shape == 4;
+                if (images) {
                     // [N, C, H, W] images, NHWC padded by 1 or 3, one
                     // input (cond, then src_1) NCHW.
-                    d = shape == 0 ? dims_t { 2, c, 9, 37 }
-                                   : dims_t { 1, c, 65, 33 };
-                    const int64_t pad = shape == 0 ? 1 : 3;
+                    d = shape == 0   ? dims_t { 2, c, 9, 37 }
+                        : shape == 1 ? dims_t { 1, c, 65, 33 }
+                                     : dims_t { 1, c, 2, 300 };
+                    const int64_t pad = shape == 1 ? 3 : 1;
                     for (int op = 0; op < 4; ++op)
                         st[op] = perm_strides(d, { 0, 2, 3, 1 }, pad);
                     st[shape == 0 ? 0 : 2] = perm_strides(d, { 0, 1, 2, 3 });
@@ -835,7 +839,7 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
                 }
                 // The rows' pitch in the operands read as they are (row
                 // groups: the tile dim's stride, within a group).
-                const int64_t pitch = shape < 2    ? c + (shape == 1 ? 3 : 1)
+                const int64_t pitch = images       ? c + (shape == 1 ? 3 : 1)
                                       : shape == 2 ? st[0][0]
                                                    : c + 1;
                 const si::select_nd p = full_nd(d, st, w);
@@ -844,7 +848,7 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
                 KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
                 if (jit()) {
                     const si::select_folded &f = plan.folded;
-                    const int t = shape == 0 ? 0 : shape == 1 ? 2 : 1;
+                    const int t = shape == 0 ? 0 : images ? 2 : 1;
                     si::kernel_key k = plan.kernel->key();
                     k.row_pitch = static_cast<uint8_t>(pitch);
                     const bool stream =
@@ -861,10 +865,16 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
                                       && plan.kernel->key().row_len == c
                                       && plan.kernel->key().row_pitch
                                                  == (stream ? pitch : 0)
-                                      && (shape < 2 || f.group))
+                                      && (images || f.group))
                                       << plan.kernel_str() << " "
                                       << si::folded2str(f),
                               desc);
+                    if (shape == 4)
+                        KT_EXPECT(fails,
+                                  ::testing::AssertionResult(
+                                          si::plan_tiles(f, 1).rows == 256)
+                                          << si::folded2str(f),
+                                  desc);
                     ++runs;
                     streams += stream;
                     groups += shape == 3 && stream;
