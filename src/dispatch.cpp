@@ -284,13 +284,19 @@ cpu_tuning tuning_of(cpu_kind k) {
             // but L11 from DRAM 0.99x ("2-byte inputs whose lines crowd one
             // L1 set"). AVX-512's carried byte transposes ran s8 dsts whose
             // lines do not start cache lines 1.0-1.38x as fast as AVX2's
-            // ("AVX-512's byte carry").
+            // ("AVX-512's byte carry"). Zen 4's AVX2 packed kernels of
+            // 2-byte elements (11 to 15 dst lines, or 8 and 12 rows
+            // interleaved) ran L18 bf16 in 0.71-0.88x the time, from the
+            // caches and from DRAM, at 1 and 2 threads, and 8 to 14
+            // channels of [16, C, 56 or 112, 112] either way 0.73-0.9x
+            // ("Zen 4's later rules on Zen 5").
             t.ymm_input_transposes_dwords = true;
             t.ymm_input_transposes_crowded_words = true;
             t.ymm_dst_nt_transposes_four_lines = true;
             t.zmm_byte_carry = true;
             t.dt_words = true;
             t.dt_prefetch_packed = true;
+            t.ymm_packed_dt_words = true;
             t.dst_rows_per_thread = false;
             break;
         case cpu_kind::amd:
