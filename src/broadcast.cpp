@@ -474,6 +474,12 @@ select_folded fold_select(const select_nd &p) {
     return best;
 }
 
+int64_t fold_transposed_bytes(const select_folded &f) {
+    const int64_t esize[n_operands] = { 1, f.elem_size, f.elem_size,
+                                        f.elem_size };
+    return transposed_bytes(f, esize);
+}
+
 std::string folded2str(const select_folded &f) {
     std::string s;
     for (int j = 0; j < f.ndims; ++j) {

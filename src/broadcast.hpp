@@ -23,6 +23,11 @@ select_folded fold_select(const select_nd &p);
 /// An empty `p` is returned as it is.
 select_nd coalesce_select(const select_nd &p);
 
+/// Bytes per element of `f` that go through a transpose from memory, the
+/// measure by which fold_select picks an order; -1 where an operand is
+/// left strided.
+int64_t fold_transposed_bytes(const select_folded &f);
+
 /// "64x65536 bcast=c-,cb modes=cv,av,bs" style summary for verbose output.
 std::string folded2str(const select_folded &f);
 

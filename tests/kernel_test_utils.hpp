@@ -1018,8 +1018,9 @@ inline si::select_nd staged_model_problem(const si::select_nd &p,
     return q;
 }
 
-/// The fold expected for `p`: as it folds where a JIT kernel runs that;
-/// else with inputs staged (src/dispatch.cpp, staged_inputs): among the inputs
+/// The fold expected for `p`: as it folds where a JIT kernel runs that,
+/// but for small inputs staged where that transposes fewer bytes
+/// (src/dispatch.cpp, staged_inputs); else with inputs staged: among the inputs
 /// whose smallest stride along a dim larger than 1 is 1 (or, copied by the
 /// stepped kernel, 2 to 255), the set of the fewest bytes (then the lowest
 /// mask) whose staging makes the problem JIT-able without the stepped
@@ -1027,7 +1028,7 @@ inline si::select_nd staged_model_problem(const si::select_nd &p,
 /// (src/dispatch.cpp, plan_select) where the copy into dst is JIT-able.
 inline fold_model expected_fold(const si::select_nd &p) {
     fold_model best = expected_fold_unstaged(p);
-    if (best.jit || p.nelems() == 0)
+    if (p.nelems() == 0 || (best.jit && best.cost <= 0))
         return best;
     int64_t bytes[3] = {};
     unsigned stageable = 0;
@@ -1045,6 +1046,34 @@ inline fold_model expected_fold(const si::select_nd &p) {
         bytes[i] = elems * (i == si::op_cond ? 1 : p.elem_size);
     }
     int64_t best_bytes = -1;
+    if (best.jit) {
+        // A fold that transposes: small inputs (together at most a
+        // sixteenth of dst's bytes) staged where the staged problem's
+        // fold transposes fewer bytes per element (the fewest; then the
+        // fewest bytes staged, then the lowest mask).
+        const fold_model unstaged = best;
+        for (unsigned mask = 1; mask < 8; ++mask) {
+            if ((mask & stageable) != mask)
+                continue;
+            int64_t b = 0;
+            for (int i = 0; i < 3; ++i)
+                b += (mask >> i) & 1 ? bytes[i] : 0;
+            if (16 * b > p.nelems() * p.elem_size)
+                continue;
+            fold_model m =
+                    expected_fold_unstaged(staged_model_problem(p, mask));
+            if (!m.jit || m.step || m.gathered || m.cost >= unstaged.cost)
+                continue;
+            if (best_bytes >= 0
+                && (m.cost > best.cost
+                    || (m.cost == best.cost && b >= best_bytes)))
+                continue;
+            m.staged = mask;
+            best = m;
+            best_bytes = b;
+        }
+        return best;
+    }
     for (unsigned mask = 1; mask < 8; ++mask) {
         if ((mask & stageable) != mask)
             continue;

@@ -386,6 +386,65 @@ TEST_P(kernel_layouts_guard, StagedInputsAgainstGuards) {
     }
 }
 
+TEST_P(kernel_layouts_guard, SmallInputsStagedAgainstGuards) {
+    // A small input with no stride-1 dim (cond [1, B, C, 1], its rows of
+    // one element padded to 6) beside src_0 and dst in one dim order and
+    // src_1 in another: the fold in dst's order would leave cond strided,
+    // the one in src_1's order transposes src_0 and dst. Staging cond
+    // (a sixteenth of dst's bytes at most) lets dst's order transpose
+    // src_1 alone. A cond as large as dst, laid out as src_1, is not
+    // staged (dst's order transposes it and src_1). Every tensor
+    // against a guard page at either end, 1 to 3 threads, bit for bit
+    // against the reference.
+    auto &g = rng();
+    int fails = 0, staged = 0;
+    for (int w : { 1, 2, 4, 8 })
+        for (int64_t k : { 3, 10, 17 })
+            for (bool small : { true, false }) {
+                const int64_t b = 13, c = 9;
+                const dims_t d = { 8, b, c, k };
+                nd_spec s = full_spec(d, w);
+                s.strides[1] = perm_strides(d, { 1, 3, 0, 2 }, 3);
+                s.strides[3] = s.strides[1];
+                s.strides[2] = perm_strides(d, { 0, 1, 2, 3 }, 3);
+                if (small) {
+                    s.in[0] = { 1, b, c, 1 };
+                    s.strides[0] = { 6 * c * b, 6 * c, 6, 1 };
+                } else {
+                    s.strides[0] = s.strides[2];
+                }
+                const si::select_nd p = make_nd(s);
+                const si::select_plan plan = si::plan_select(p, 0);
+                const std::string desc = nd_str(p) + " " + plan.kernel_str();
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                if (jit() && small) {
+                    const si::select_folded &f = plan.folded;
+                    int transposed = 0;
+                    for (int i = 0; i < si::n_operands; ++i)
+                        transposed += f.mode[i] == si::inner_mode::transposed;
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(
+                                      plan.staged.size() == 1
+                                      && plan.staged[0].op == si::op_cond
+                                      && transposed == 1)
+                                      << si::folded2str(f),
+                              "cond staged, one transpose: " + desc);
+                    ++staged;
+                }
+                if (jit() && !small)
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(plan.staged.empty())
+                                      << si::folded2str(plan.folded),
+                              "a large cond not staged: " + desc);
+                run_guarded_1_to_3(fails, p, plan, desc, g);
+                if (fails >= 6)
+                    return;
+            }
+    if (jit()) {
+        EXPECT_EQ(staged, 12);
+    }
+}
+
 TEST_P(kernel_layouts_guard, TilesNarrowerThanTheRowAgainstGuards) {
     // Rows too long for a whole-width panel of min_rows rows in 1 MiB
     // (src/parallel_execute.cpp): first rows for which fewer fit, where
