@@ -1045,51 +1045,35 @@ inline fold_model expected_fold(const si::select_nd &p) {
             stageable |= 1u << i;
         bytes[i] = elems * (i == si::op_cond ? 1 : p.elem_size);
     }
+    // Unstaged, a fold that transposes (unstaged.jit): small inputs
+    // (together at most a sixteenth of dst's bytes) staged where the
+    // staged problem's fold transposes fewer bytes per element (the
+    // fewest; then the fewest bytes staged, then the lowest mask).
+    const fold_model unstaged = best;
     int64_t best_bytes = -1;
-    if (best.jit) {
-        // A fold that transposes: small inputs (together at most a
-        // sixteenth of dst's bytes) staged where the staged problem's
-        // fold transposes fewer bytes per element (the fewest; then the
-        // fewest bytes staged, then the lowest mask).
-        const fold_model unstaged = best;
-        for (unsigned mask = 1; mask < 8; ++mask) {
-            if ((mask & stageable) != mask)
-                continue;
-            int64_t b = 0;
-            for (int i = 0; i < 3; ++i)
-                b += (mask >> i) & 1 ? bytes[i] : 0;
-            if (16 * b > p.nelems() * p.elem_size)
-                continue;
-            fold_model m =
-                    expected_fold_unstaged(staged_model_problem(p, mask));
-            if (!m.jit || m.step || m.gathered || m.cost >= unstaged.cost)
-                continue;
-            if (best_bytes >= 0
-                && (m.cost > best.cost
-                    || (m.cost == best.cost && b >= best_bytes)))
-                continue;
-            m.staged = mask;
-            best = m;
-            best_bytes = b;
-        }
-        return best;
-    }
     for (unsigned mask = 1; mask < 8; ++mask) {
         if ((mask & stageable) != mask)
             continue;
         int64_t b = 0;
         for (int i = 0; i < 3; ++i)
             b += (mask >> i) & 1 ? bytes[i] : 0;
-        if (best_bytes >= 0 && b >= best_bytes)
+        if (unstaged.jit ? 16 * b > p.nelems() * p.elem_size
+                         : best_bytes >= 0 && b >= best_bytes)
             continue;
         fold_model m = expected_fold_unstaged(staged_model_problem(p, mask));
-        if (m.jit && !m.step) {
-            m.staged = mask;
-            best = m;
-            best_bytes = b;
-        }
+        if (!m.jit || m.step)
+            continue;
+        if (unstaged.jit
+            && (m.gathered || m.cost >= unstaged.cost
+                || (best_bytes >= 0
+                    && (m.cost > best.cost
+                        || (m.cost == best.cost && b >= best_bytes)))))
+            continue;
+        m.staged = mask;
+        best = m;
+        best_bytes = b;
     }
-    if (best.jit || model_unit_stride(p, si::op_dst))
+    if (unstaged.jit || best.jit || model_unit_stride(p, si::op_dst))
         return best;
     // dst with a step staged last: the problem with dst dense in its own
     // order (inputs staged as it needs), where the copy from that buffer
