@@ -288,7 +288,7 @@ cpu_tuning tuning_of(cpu_kind k) {
             // 2-byte elements (11 to 15 dst lines, or 8 and 12 rows
             // interleaved) ran L18 bf16 in 0.71-0.88x the time, from the
             // caches and from DRAM, at 1 and 2 threads, and 8 to 14
-            // channels of [16, C, 56 or 112, 112] either way 0.73-0.9x
+            // channels of [16, C, H, H] (H 56, 112) either way 0.73-0.9x
             // ("Zen 4's later rules on Zen 5").
             t.ymm_input_transposes_dwords = true;
             t.ymm_input_transposes_crowded_words = true;
