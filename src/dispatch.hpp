@@ -373,7 +373,7 @@ bool dst_block_staged(const select_folded &f);
 /// dst's non-temporal transpose of 1-byte elements whose dst rows do not
 /// start cache lines (`ld` not a multiple of 64 bytes: consecutive strips
 /// chain through the carry, transpose_call_args::carry) is AVX2's, unless
-/// the tuning says so (`t.zmm_byte_carry`: Zen 4 and 5), the CPU has
+/// the tuning says so (`t.zmm_byte_carry`: Intel, Zen 4 and 5), the CPU has
 /// AVX512_VBMI and the tile spans 64 `rows` and 64 `lines` or more: AVX2's byte
 /// kernel carries on every CPU, AVX-512's only with VBMI's byte permutes and
 /// only in its register tiles of 64 lines, along chains of 64 columns or more,
@@ -388,7 +388,8 @@ bool dst_block_staged(const select_folded &f);
 /// 1.0-1.38x (docs/performance.md, "AVX-512's byte carry"); dsts of 10
 /// and 26 lines, or of 4 columns, where it carries nothing, ran 0.86-0.91x
 /// as fast with it. On Zen 4 L23 ran 1.05-1.08x as fast with it (4200 against
-/// 4518 µs, 1 thread). Unmeasured on Intel, which keeps AVX2's.
+/// 4518 µs, 1 thread). On the 16-vCPU Intel Xeon, against AVX2's carry,
+/// it ran L23 in 0.79-0.80x the time at 1 thread (alternating runs).
 ///
 /// Where the tuning says so (`t.ymm_dst_nt_transposes_four_lines`: Zen 4 and
 /// 5), dst's non-temporal transpose, of every element size, whose lines lie a

@@ -1124,18 +1124,21 @@ TEST(kernel_layouts_tiles, TransposingKernelIsa) {
                                                         || (w == 2
                                                             && crowded))));
                                     // dst's nt transpose: carried (1 byte, but
-                                    // on Zen 4 and 5 with AVX512_VBMI), and on
-                                    // Zen 4 and 5 lines a multiple of 256 bytes
-                                    // apart (every size); its regular one keeps
-                                    // the plan's ISA.
+                                    // on Intel, Zen 4 and 5 with
+                                    // AVX512_VBMI), and on Zen 4 and 5 lines a
+                                    // multiple of 256 bytes apart (every
+                                    // size); its regular one keeps the plan's
+                                    // ISA.
                                     const bool zen45 =
                                             k == si::cpu_kind::amd_zen4
                                             || k == si::cpu_kind::amd_zen5;
+                                    const bool zmm_carry =
+                                            k != si::cpu_kind::amd;
                                     const bool dst_nt = op == si::op_dst && nt;
                                     const bool dst_ymm =
                                             dst_nt
                                             && ((ld % 64 != 0 && w == 1
-                                                 && !(zen45
+                                                 && !(zmm_carry
                                                       && si::cpu_has_avx512_vbmi()
                                                       && rows >= 64
                                                       && lines >= 64))
@@ -1211,14 +1214,15 @@ TEST(kernel_layouts_tiles, CpuKindOfVendorAndFamily) {
 
 TEST(kernel_layouts_tiles, CpuTuningPerKind) {
     // Each CPU kind's choices as docs/performance.md records them measured:
-    // Intel's are the defaults; every AMD CPU splits a transposed dst of
-    // few matrices by panels; Zen 4 takes all of its own rules; Zen 5 only
-    // the AVX2 transposes of 4-byte inputs, the 2-byte dst blocks, the
-    // packed kernel's prefetch and AVX2's packed kernels of 2-byte
-    // elements, and its own: AVX2's transposes of 2-byte
-    // inputs whose lines crowd one L1 set, AVX2's nt transposes of dst
-    // lines a multiple of 256 bytes apart and AVX-512's byte carry, the
-    // last two taken by Zen 4 too.
+    // Intel takes the 2-byte dst blocks and AVX-512's byte carry alone;
+    // every AMD CPU splits a transposed dst of few matrices by panels; Zen
+    // 4 takes all of its own rules; Zen 5 only the AVX2 transposes of
+    // 4-byte inputs, the 2-byte dst blocks, the packed kernel's prefetch
+    // and AVX2's packed kernels of 2-byte elements, and its own: AVX2's
+    // transposes of 2-byte inputs whose lines crowd one L1 set, AVX2's nt
+    // transposes of dst lines a multiple of 256 bytes apart and AVX-512's
+    // byte carry, the last two taken by Zen 4 too. Zen 3 (`amd`) takes
+    // neither of Intel's.
     using C = si::cpu_kind;
     for (C k : { C::other, C::amd, C::amd_zen4, C::amd_zen5 }) {
         const si::cpu_tuning t = si::tuning_of(k);
@@ -1229,9 +1233,9 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
         EXPECT_EQ(t.ymm_input_transposes_dwords, z4 || z5) << desc;
         EXPECT_EQ(t.ymm_input_transposes_crowded_words, z5) << desc;
         EXPECT_EQ(t.ymm_dst_nt_transposes_four_lines, z4 || z5) << desc;
-        EXPECT_EQ(t.zmm_byte_carry, z4 || z5) << desc;
+        EXPECT_EQ(t.zmm_byte_carry, k != C::amd) << desc;
         EXPECT_EQ(t.split_permutes, z4) << desc;
-        EXPECT_EQ(t.dt_words, z4 || z5) << desc;
+        EXPECT_EQ(t.dt_words, k != C::amd) << desc;
         EXPECT_EQ(t.dt_prefetch_words, z4) << desc;
         EXPECT_EQ(t.dt_prefetch_dwords, z4) << desc;
         EXPECT_EQ(t.dt_prefetch_packed, z5) << desc;
@@ -1283,7 +1287,7 @@ TEST(kernel_layouts_tiles, CpuTuningOverride) {
     t = si::tuning_of(C::other);
     ASSERT_TRUE(si::apply_cpu_tuning("ymm_input_transposes_dwords", t, why))
             << why;
-    EXPECT_EQ(tuning_bits(t), "0100000000001");
+    EXPECT_EQ(tuning_bits(t), "0100101000001");
     // A kind, then rules taken and dropped, the last word on a rule winning.
     ASSERT_TRUE(si::apply_cpu_tuning(
             "zen5,dt_words=0,dst_rows_per_thread=1,split_permutes,"
