@@ -15,9 +15,10 @@
 #   ./run_packed.sh [SECONDS]         (the tests under every ISA, the layout
 #                                      suite at 1 thread and every core, the
 #                                      survey: run_packed.sh)
-#   ./ab_tuning.sh SPEC [FILTER] [ROUNDS] [SECONDS]
-#                                     (a per-CPU rule timed against the
-#                                      CPU's own tuning: ab_tuning.sh)
+#   ./ab_tuning.sh SPECS [FILTER] [ROUNDS] [SECONDS]
+#                                     (per-CPU rules or kinds' tables timed
+#                                      against the CPU's own tuning:
+#                                      ab_tuning.sh)
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
