@@ -310,9 +310,9 @@ cpu_tuning tuning_of(cpu_kind k) {
             // 16-vCPU Intel Xeon (family 6 model 207) alone ("Zen 4's and
             // Zen 5's rules on Intel", docs/performance.md): the 2-byte
             // dst blocks without their row prefetch ran L5, L13, L15 and
-            // L20 bf16 in 0.71-0.94x the time at 1 thread and L5 and L13
-            // 0.70-0.77x at 16 (L12 level), and AVX-512's byte carry ran
-            // L23 in 0.79x. Zen's AVX2 transposes of 2- and 4-byte inputs,
+            // L20 bf16 in 0.71-0.94x the time at 1 thread (L12 level) and
+            // L5 in 0.77x at 16, and AVX-512's byte carry ran L23 in
+            // 0.79x at 1 thread. Zen's AVX2 transposes of 2- and 4-byte inputs,
             // the row prefetches and AVX2's nt transposes of dst lines 256
             // bytes apart ran level or slower there, and are not taken.
             t.zmm_byte_carry = true;
