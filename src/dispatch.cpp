@@ -312,9 +312,10 @@ cpu_tuning tuning_of(cpu_kind k) {
             // dst blocks without their row prefetch ran L5, L13, L15 and
             // L20 bf16 in 0.71-0.94x the time at 1 thread (L12 level) and
             // L5 in 0.77x at 16, and AVX-512's byte carry ran L23 in
-            // 0.79x at 1 thread. Zen's AVX2 transposes of 2- and 4-byte inputs,
-            // the row prefetches and AVX2's nt transposes of dst lines 256
-            // bytes apart ran level or slower there, and are not taken.
+            // 0.79x at 1 thread. Zen's AVX2 transposes of 2- and 4-byte
+            // inputs, the row prefetches and AVX2's nt transposes of dst
+            // lines 256 bytes apart ran level or slower there, and are not
+            // taken.
             t.zmm_byte_carry = true;
             t.dt_words = true;
             break;
