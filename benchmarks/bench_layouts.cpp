@@ -1,4 +1,4 @@
-// Layout cases L1..L29: Select with operands in channels-last, permuted or
+// Layout cases L1..L30: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
@@ -25,8 +25,9 @@
 // apart; L28: L27 with src_0 stored NCHW, transposed against the rest, so
 // that the tiles' rows of 3 lie 4 apart; L29: every operand channels-last,
 // src_0 every other channel of a larger tensor (a slice with a step, which
-// no kernel covers: the reference kernel runs it), each
-// measured in the same run as
+// no kernel covers: the reference kernel runs it); L30: RGB images
+// channels-last under a per-pixel cond, one byte per row of 3 elements,
+// each measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
 //   <case>/<type>/t<threads>/dense_<isa>      the same shapes, row-major
@@ -97,6 +98,7 @@ std::vector<layout_case> layout_cases(int64_t scale) {
     const dims_t odd = { 2047 * scale, 2047 };
     const dims_t stem = { 8 * scale, 64, 112, 112 };
     const dims_t rgb = { 16 * scale, 3, 224, 224 }, rgb_c = { 1, 3, 1, 1 };
+    const dims_t rgb_px = { 16 * scale, 1, 224, 224 };
     const dims_t few = { 16 * scale, 12, 112, 112 };
     // dst rows 4001 * scale bytes apart in s8: never whole cache lines.
     const dims_t bytes_t = { 4001 * scale, 4096 };
@@ -282,6 +284,14 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           0,
           { dtype::f32, dtype::bf16 },
           2 },
+        { "L30",
+          "[16,3,224,224] all NHWC, per-pixel cond [16,1,224,224]",
+          { rgb_px, rgb, rgb, rgb },
+          { nhwc, nhwc, nhwc, nhwc },
+          false,
+          -1,
+          0,
+          { dtype::f32, dtype::bf16, dtype::s8 } },
     };
 }
 

@@ -136,6 +136,18 @@ struct select_plan {
     /// kernel writes them to; null otherwise. The plan then has regular
     /// stores only.
     kernel_ptr scatter;
+    /// A cond constant along rows shorter than expanded_cond_row_bytes of
+    /// dst, one byte per row of the dim the row kernel walks (a per-pixel
+    /// mask over channels-last data, folded to rows of C elements): the
+    /// row kernel reads it as a vector from a buffer of the thread into
+    /// which each call's cond bytes are first repeated along their rows,
+    /// back to back (expand_cond_rows; cond_expands). Without it, a row
+    /// kernel of a cond scalar along the row branched once per row.
+    bool expand_cond = false;
+    /// With expand_cond: every other operand's rows lie back to back or it
+    /// is one element for all (expanded_rows_merge), so that each call's
+    /// rows run as one row of the row kernel.
+    bool expand_merged = false;
     /// A transposed dst is stored by its transpose (the row kernel writes
     /// the tile's scratch, in cache): that transpose's non-temporal
     /// variant, for large outputs, in place of kernel_nt.
@@ -447,6 +459,31 @@ transpose_key tuned_transpose_key(kernel_isa isa, int elem_bytes, bool nt);
 /// or 64 KiB, and 1 to 2 KiB as 4 (docs/performance.md); unmeasured on
 /// Intel and on other AMD cores.
 constexpr int64_t gather_chunk_bytes = 4096;
+
+/// select_plan::expand_cond: rows of fewer dst bytes than this (a cache
+/// line: the rows beside a row share its lines, so that the branch of a
+/// cond scalar along the row saves no line of the source it skips) take
+/// the expanded cond. On the Zen 5 guest, rows of 3 to 15 f32 (8 to 48
+/// bf16 and s8) under a random per-row cond ran 2.4-10x as fast expanded;
+/// under a cond true for every row 1.0-3.0x as fast up to 32 bytes, 0.67x
+/// (48 s8) to 1.02x from 48 to 60 bytes. Rows of 64 bytes and more kept
+/// the branch: under a cond true for every row it ran 1.5-3.3x as fast as
+/// expanded, under a random one 0.46-1.1x (docs/performance.md, "A
+/// per-row cond over short rows").
+constexpr int64_t expanded_cond_row_bytes = 64;
+
+/// The fold `f` (without tiles) has a cond that changes from row to row
+/// of the walked dim and is constant along rows of fewer than
+/// expanded_cond_row_bytes of dst (select_plan::expand_cond).
+bool cond_expands(const select_folded &f);
+/// Under cond_expands: the rows of every operand but cond lie back to
+/// back along the walked dim, or the operand is one element for all
+/// (select_plan::expand_merged).
+bool expanded_rows_merge(const select_folded &f);
+/// `rows` rows of cond bytes, `from_stride` bytes apart, each repeated `n`
+/// times into `to`, back to back (rows * n bytes).
+void expand_cond_rows(const void *from, int64_t from_stride, void *to,
+                      int64_t n, int64_t rows);
 
 /// Source bytes per call of transpose_block (below).
 constexpr int64_t transpose_chunk_bytes = 16 * 1024;

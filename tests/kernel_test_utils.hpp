@@ -1217,6 +1217,39 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
     const unsigned staged = expected_fold(p).staged;
     si::select_folded f =
             si::fold_select(staged ? staged_model_problem(p, staged) : p);
+    // A cond scalar along rows of fewer than 64 bytes of dst, changing
+    // along the dim the row kernel walks (no tiles): read as a vector from
+    // the buffer it is expanded into, rows back to back, with a scalar
+    // source then in the src_1 slot; where every other operand's rows lie
+    // back to back, or it is one element for all (a gathered input's or a
+    // scattered dst's do not count), the rows merge, so no short-row
+    // kernel.
+    const int fd = f.ndims;
+    const bool expands = fd >= 2 && !f.has_transposed()
+                         && f.mode[si::op_cond] == si::inner_mode::scalar
+                         && f.strides[si::op_cond][fd - 2] != 0
+                         && f.inner() * f.elem_size < 64;
+    bool merged = expands;
+    for (int i = si::op_src0; i < si::n_operands && merged; ++i) {
+        const int64_t st = f.strides[i][fd - 2];
+        merged = (f.mode[i] == si::inner_mode::vector
+                  && st == f.inner() * f.elem_size)
+                 || (f.mode[i] == si::inner_mode::scalar && st == 0);
+    }
+    if (expands) {
+        k.cond_scalar = 0;
+        if (k.src0_scalar && !k.src1_scalar) {
+            k.invert_cond = 1;
+            k.src0_scalar = 0;
+            k.src1_scalar = 1;
+        }
+        f.mode[si::op_cond] = si::inner_mode::vector;
+        int64_t acc = 1;
+        for (int dd = fd - 1; dd >= 0; --dd) {
+            f.strides[si::op_cond][dd] = acc;
+            acc *= f.dims[dd];
+        }
+    }
     // A gathered input (a scattered dst) reaches the row kernel as a
     // vector, its rows back to back in its buffer.
     for (int i = 0; i < 4; ++i)
@@ -1228,7 +1261,8 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
                 acc *= f.dims[dd];
             }
         }
-    expected_row_len(f, nt, k);
+    if (!merged)
+        expected_row_len(f, nt, k);
     return k;
 }
 

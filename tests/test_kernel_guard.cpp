@@ -337,6 +337,69 @@ TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
     }
 }
 
+TEST_P(kernel_guard, PerRowCondOverShortRowsAgainstGuards) {
+    // A cond of one byte per row over rows of n elements under 64 bytes (a
+    // per-pixel mask over channels-last pixels): each call's cond bytes are
+    // repeated along their rows into a buffer (select_plan::expand_cond),
+    // 16 rows at a time where they lie back to back, then one at a time;
+    // the row kernel reads it as a vector. Kinds: 0, every other operand's
+    // rows back to back (the rows merge into one); 1, dst's rows padded
+    // (short rows kept); 2, cond's bytes 3 apart (the rows one at a time);
+    // 3, src_1 one element per row (not merged); 4, a 0-D src_0 (in the
+    // src_1 slot, the cond inverted; merged). Row counts around the runs
+    // of 16; each tensor ends right before a guard page (a run's 16 bytes
+    // of cond never read past the rows'), 1 to 3 threads, raw values.
+    auto &g = rng();
+    int fails = 0;
+    for (int w : { 4, 2, 1, 8 })
+        for (int64_t n : { 2, 3, 4, 5, 7, 8, 12, 15, 16, 17, 31, 33, 63 }) {
+            if (n * w >= 64)
+                continue;
+            for (int64_t rows : { 2, 15, 16, 17, 33, 100 })
+                for (int kind = 0; kind < 5; ++kind) {
+                    const dims_t d = { rows, n };
+                    nd_spec s = full_spec(d, w);
+                    s.in[0] = { rows, 1 };
+                    s.strides[0] = { kind == 2 ? 3 : 1, 1 };
+                    if (kind == 1)
+                        s.strides[3] = { n + 2, 1 };
+                    if (kind == 3) {
+                        s.in[2] = { rows, 1 };
+                        s.strides[2] = { 1, 1 };
+                    }
+                    if (kind == 4) {
+                        s.in[1] = {};
+                        s.strides[1] = {};
+                    }
+                    const si::select_nd p = make_nd(s);
+                    const si::select_plan plan =
+                            si::plan_select(p, si::nt_candidate_bytes());
+                    const std::string desc =
+                            "kind " + std::to_string(kind) + " " + nd_str(p);
+                    KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                    if (jit()) {
+                        const bool merge = kind == 0 || kind == 2 || kind == 4;
+                        const si::kernel_key &k = plan.kernel->key();
+                        KT_EXPECT(
+                                fails,
+                                ::testing::AssertionResult(
+                                        plan.expand_cond && !k.cond_scalar
+                                        && plan.expand_merged == merge
+                                        && k.row_len
+                                                   == (!merge && n * w < 32 ? n
+                                                                            : 0)
+                                        && (kind == 4) == (k.invert_cond != 0))
+                                        << plan.kernel_str(),
+                                desc);
+                    }
+                    guard_set gs(static_cast<size_t>(rows * (n + 3) * w));
+                    ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
+                    gs.fill(g);
+                    run_guarded_1_to_3(fails, gs, p, plan, desc);
+                }
+        }
+}
+
 TEST_P(kernel_guard, SteppedOperandsAgainstGuards) {
     // Operands with a step along the row: src_0 every other element and
     // dst every third, gathered and scattered per call by the stepped
