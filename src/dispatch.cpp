@@ -109,7 +109,7 @@ select_folded as_gathered(const select_folded &f) {
 // dense Select for 3 to 16 channels) with a random mask and 1.6 ns with
 // one all true. Expanded, the row kernel selects along the rows as from
 // any vector cond (docs/performance.md, "A per-row cond over short rows").
-// Rows of expanded_cond_row_bytes or more keep the branch, which reads
+// Longer rows than expanded_cond_row_bytes keep the branch, which reads
 // only the source it takes. A cond with no stride along the walked dim
 // decides whole calls: its branch is taken the same way row after row.
 bool cond_expands(const select_folded &f) {
@@ -117,7 +117,7 @@ bool cond_expands(const select_folded &f) {
     return nd >= 2 && !f.has_transposed()
            && f.mode[op_cond] == inner_mode::scalar
            && f.strides[op_cond][nd - 2] != 0
-           && f.inner() * f.elem_size < expanded_cond_row_bytes;
+           && f.inner() * f.elem_size <= expanded_cond_row_bytes;
 }
 
 bool expanded_rows_merge(const select_folded &f) {

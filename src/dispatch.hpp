@@ -136,7 +136,7 @@ struct select_plan {
     /// kernel writes them to; null otherwise. The plan then has regular
     /// stores only.
     kernel_ptr scatter;
-    /// A cond constant along rows shorter than expanded_cond_row_bytes of
+    /// A cond constant along rows of at most expanded_cond_row_bytes of
     /// dst, one byte per row of the dim the row kernel walks (a per-pixel
     /// mask over channels-last data, folded to rows of C elements): the
     /// row kernel reads it as a vector from a buffer of the thread into
@@ -460,20 +460,18 @@ transpose_key tuned_transpose_key(kernel_isa isa, int elem_bytes, bool nt);
 /// Intel and on other AMD cores.
 constexpr int64_t gather_chunk_bytes = 4096;
 
-/// select_plan::expand_cond: rows of fewer dst bytes than this (a cache
-/// line: the rows beside a row share its lines, so that the branch of a
-/// cond scalar along the row saves no line of the source it skips) take
-/// the expanded cond. On the Zen 5 guest, rows of 3 to 15 f32 (8 to 48
-/// bf16 and s8) under a random per-row cond ran 2.4-10x as fast expanded;
-/// under a cond true for every row 1.0-3.0x as fast up to 32 bytes, 0.67x
-/// (48 s8) to 1.02x from 48 to 60 bytes. Rows of 64 bytes and more kept
-/// the branch: under a cond true for every row it ran 1.5-3.3x as fast as
-/// expanded, under a random one 0.46-1.1x (docs/performance.md, "A
-/// per-row cond over short rows").
-constexpr int64_t expanded_cond_row_bytes = 64;
+/// select_plan::expand_cond: rows of at most this many dst bytes take the
+/// expanded cond. Time expanded over the branch per row, a random cond /
+/// one true for every row ([16, C, 56, 56] channels-last, 1 thread): on
+/// the Zen 5 guest 0.09-0.25 / 0.26-0.66 up to 32 bytes, 0.33-0.53 /
+/// 0.98-1.51 from 48 to 60; on the 16-vCPU Intel Xeon 0.13-0.49 /
+/// 0.23-1.44 up to 32 bytes (1.44: 16 s8), 0.64-0.93 / 1.44-1.88 from 48
+/// to 60. Longer rows keep the branch, which reads only the source it
+/// takes (docs/performance.md, "A per-row cond over short rows").
+constexpr int64_t expanded_cond_row_bytes = 32;
 
 /// The fold `f` (without tiles) has a cond that changes from row to row
-/// of the walked dim and is constant along rows of fewer than
+/// of the walked dim and is constant along rows of at most
 /// expanded_cond_row_bytes of dst (select_plan::expand_cond).
 bool cond_expands(const select_folded &f);
 /// Under cond_expands: the rows of every operand but cond lie back to

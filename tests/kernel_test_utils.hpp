@@ -1217,7 +1217,7 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
     const unsigned staged = expected_fold(p).staged;
     si::select_folded f =
             si::fold_select(staged ? staged_model_problem(p, staged) : p);
-    // A cond scalar along rows of fewer than 64 bytes of dst, changing
+    // A cond scalar along rows of at most 32 bytes of dst, changing
     // along the dim the row kernel walks (no tiles): read as a vector from
     // the buffer it is expanded into, rows back to back, with a scalar
     // source then in the src_1 slot; where every other operand's rows lie
@@ -1228,7 +1228,7 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
     const bool expands = fd >= 2 && !f.has_transposed()
                          && f.mode[si::op_cond] == si::inner_mode::scalar
                          && f.strides[si::op_cond][fd - 2] != 0
-                         && f.inner() * f.elem_size < 64;
+                         && f.inner() * f.elem_size <= 32;
     bool merged = expands;
     for (int i = si::op_src0; i < si::n_operands && merged; ++i) {
         const int64_t st = f.strides[i][fd - 2];

@@ -338,23 +338,26 @@ TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
 }
 
 TEST_P(kernel_guard, PerRowCondOverShortRowsAgainstGuards) {
-    // A cond of one byte per row over rows of n elements under 64 bytes (a
-    // per-pixel mask over channels-last pixels): each call's cond bytes are
-    // repeated along their rows into a buffer (select_plan::expand_cond),
-    // 16 rows at a time where they lie back to back, then one at a time;
-    // the row kernel reads it as a vector. Kinds: 0, every other operand's
-    // rows back to back (the rows merge into one); 1, dst's rows padded
-    // (short rows kept); 2, cond's bytes 3 apart (the rows one at a time);
-    // 3, src_1 one element per row (not merged); 4, a 0-D src_0 (in the
-    // src_1 slot, the cond inverted; merged). Row counts around the runs
-    // of 16; each tensor ends right before a guard page (a run's 16 bytes
-    // of cond never read past the rows'), 1 to 3 threads, raw values.
+    // A cond of one byte per row over rows of n elements of at most 32
+    // bytes (a per-pixel mask over channels-last pixels): each call's cond
+    // bytes are repeated along their rows into a buffer
+    // (select_plan::expand_cond), 16 rows at a time where they lie back to
+    // back, then one at a time; the row kernel reads it as a vector. Rows
+    // of 33 to 63 bytes keep the kernel that branches per row. Kinds: 0,
+    // every other operand's rows back to back (the rows merge into one);
+    // 1, dst's rows padded (short rows kept); 2, cond's bytes 3 apart (the
+    // rows one at a time); 3, src_1 one element per row (not merged); 4, a
+    // 0-D src_0 (in the src_1 slot, the cond inverted; merged). Row counts
+    // around the runs of 16; each tensor ends right before a guard page (a
+    // run's 16 bytes of cond never read past the rows'), 1 to 3 threads,
+    // raw values.
     auto &g = rng();
     int fails = 0;
     for (int w : { 4, 2, 1, 8 })
-        for (int64_t n : { 2, 3, 4, 5, 7, 8, 12, 15, 16, 17, 31, 33, 63 }) {
+        for (int64_t n : { 2, 3, 4, 5, 7, 8, 12, 15, 16, 17, 31, 32, 33, 63 }) {
             if (n * w >= 64)
                 continue;
+            const bool expands = n * w <= 32;
             for (int64_t rows : { 2, 15, 16, 17, 33, 100 })
                 for (int kind = 0; kind < 5; ++kind) {
                     const dims_t d = { rows, n };
@@ -378,19 +381,22 @@ TEST_P(kernel_guard, PerRowCondOverShortRowsAgainstGuards) {
                             "kind " + std::to_string(kind) + " " + nd_str(p);
                     KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
                     if (jit()) {
-                        const bool merge = kind == 0 || kind == 2 || kind == 4;
+                        const bool merge =
+                                expands
+                                && (kind == 0 || kind == 2 || kind == 4);
+                        const int64_t row_len =
+                                expands && !merge && n * w < 32 ? n : 0;
                         const si::kernel_key &k = plan.kernel->key();
-                        KT_EXPECT(
-                                fails,
-                                ::testing::AssertionResult(
-                                        plan.expand_cond && !k.cond_scalar
-                                        && plan.expand_merged == merge
-                                        && k.row_len
-                                                   == (!merge && n * w < 32 ? n
-                                                                            : 0)
-                                        && (kind == 4) == (k.invert_cond != 0))
-                                        << plan.kernel_str(),
-                                desc);
+                        KT_EXPECT(fails,
+                                  ::testing::AssertionResult(
+                                          plan.expand_cond == expands
+                                          && (k.cond_scalar == 0) == expands
+                                          && plan.expand_merged == merge
+                                          && k.row_len == row_len
+                                          && (kind == 4 && expands)
+                                                     == (k.invert_cond != 0))
+                                          << plan.kernel_str(),
+                                  desc);
                     }
                     guard_set gs(static_cast<size_t>(rows * (n + 3) * w));
                     ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
