@@ -112,9 +112,12 @@ select_folded as_gathered(const select_folded &f) {
 // Longer rows than expanded_cond_row_bytes keep the branch, which reads
 // only the source it takes. A cond with no stride along the walked dim
 // decides whole calls: its branch is taken the same way row after row.
+// In tiles (an input transposed) the strips' rows, read as they lie
+// (tiled_runner::expand_off), but not beside a transposed dst, which the
+// kernels writing it (select_plan::kernel_dt) read from the tensor.
 bool cond_expands(const select_folded &f) {
     const int nd = f.ndims;
-    return nd >= 2 && !f.has_transposed()
+    return nd >= 2 && f.mode[op_dst] != inner_mode::transposed
            && f.mode[op_cond] == inner_mode::scalar
            && f.strides[op_cond][nd - 2] != 0
            && f.inner() * f.elem_size <= expanded_cond_row_bytes;

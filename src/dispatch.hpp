@@ -141,8 +141,9 @@ struct select_plan {
     /// mask over channels-last data, folded to rows of C elements): the
     /// row kernel reads it as a vector from a buffer of the thread into
     /// which each call's cond bytes are first repeated along their rows,
-    /// back to back (expand_cond_rows; cond_expands). Without it, a row
-    /// kernel of a cond scalar along the row branched once per row.
+    /// back to back (expand_cond_rows; cond_expands); in tiles, each
+    /// strip's into the tile's scratch. Without it, a row kernel of a cond
+    /// scalar along the row branched once per row.
     bool expand_cond = false;
     /// With expand_cond: every other operand's rows lie back to back or it
     /// is one element for all (expanded_rows_merge), so that each call's
@@ -470,9 +471,10 @@ constexpr int64_t gather_chunk_bytes = 4096;
 /// takes (docs/performance.md, "A per-row cond over short rows").
 constexpr int64_t expanded_cond_row_bytes = 32;
 
-/// The fold `f` (without tiles) has a cond that changes from row to row
-/// of the walked dim and is constant along rows of at most
-/// expanded_cond_row_bytes of dst (select_plan::expand_cond).
+/// The fold `f` has a cond that changes from row to row of the walked dim
+/// (in tiles, the tile dim) and is constant along rows of at most
+/// expanded_cond_row_bytes of dst, and dst is not transposed
+/// (select_plan::expand_cond).
 bool cond_expands(const select_folded &f);
 /// Under cond_expands: the rows of every operand but cond lie back to
 /// back along the walked dim, or the operand is one element for all

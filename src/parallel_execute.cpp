@@ -393,6 +393,10 @@ struct tiled_runner {
     // transposed operand, is transposed straight into dst, which it equals;
     // no scratch, no row kernel.
     bool copy_direct = false;
+    // select_plan::expand_cond: each strip's cond bytes are repeated along
+    // its rows into the scratch at expand_off (-1: none), which the row
+    // kernel reads as a vector, its rows back to back.
+    int64_t expand_off = -1;
 
     // `atr`: each transposed operand's kernel (for dst, the one the store
     // kind picked); `dst_regular`: dst's regular transposing kernel, and
@@ -405,7 +409,7 @@ struct tiled_runner {
                  const transpose_kernel *dst_regular, bool nt, int nthreads,
                  const select_kernel *dt = nullptr,
                  const select_kernel *dt_reg = nullptr, bool copy = false,
-                 bool row_len = false, int row_pitch = 0)
+                 bool row_len = false, int row_pitch = 0, bool expand = false)
         : f(af)
         , fn(afn)
         , copy_direct(copy) {
@@ -476,6 +480,10 @@ struct tiled_runner {
                 sum += prefetch_block_bytes(i, tile_rows, tile_cols);
             pf_blocks = sum > 0 && sum <= pf_budget;
         }
+        if (expand) {
+            expand_off = scratch;
+            scratch += (strip * tile_cols + 63) / 64 * 64;
+        }
         n_rb = (rows + tile_rows - 1) / tile_rows;
         n_cb = (inner + tile_cols - 1) / tile_cols;
         for (int d = 0; d + 2 < nd; ++d)
@@ -484,8 +492,11 @@ struct tiled_runner {
         bool flat = n_cb == 1 && !f.group;
         uint8_t row_vectors = 0;
         for (int i = 0; i < n_operands && flat; ++i) {
-            const int64_t rs = tr[i] ? ld[i] : stride[i][nd - 2];
-            const bool scalar = !tr[i] && stride[i][nd - 1] == 0;
+            const bool expanded = i == op_cond && expand;
+            const int64_t rs = tr[i]      ? ld[i]
+                               : expanded ? tile_cols
+                                          : stride[i][nd - 2];
+            const bool scalar = !tr[i] && !expanded && stride[i][nd - 1] == 0;
             if (i < op_dst && !tr[i] && !scalar && rs == 0)
                 row_vectors |= static_cast<uint8_t>(1u << i);
             else
@@ -879,6 +890,20 @@ struct tiled_runner {
             ptr[op_dst] = sp;
             row_stride[op_dst] = ld[op_dst];
         }
+        if (expand_off >= 0) {
+            // The strip's cond bytes along its rows, a row group's share at
+            // a time.
+            char *const buf = scr + expand_off;
+            for (int64_t r = 0; r < nr;) {
+                const int64_t at = tl.r0 + r0 + r;
+                const int64_t k = group_share(at, nr - r);
+                expand_cond_rows(row_at(tl, op_cond, at), stride[op_cond][td],
+                                 buf + r * nc, nc, k);
+                r += k;
+            }
+            ptr[op_cond] = buf;
+            row_stride[op_cond] = nc;
+        }
         for (int i = 0; i < op_dst; ++i) {
             if (!((rep_mask >> i) & 1))
                 continue;
@@ -916,9 +941,10 @@ struct tiled_runner {
                 const int64_t k = group_share(at, nr - r);
                 const char *q[n_operands];
                 for (int i = 0; i < n_operands; ++i)
-                    q[i] = tr[i] ? static_cast<const char *>(ptr[i])
-                                           + r * row_stride[i]
-                                 : row_at(tl, i, at);
+                    q[i] = tr[i] || (i == op_cond && expand_off >= 0)
+                                   ? static_cast<const char *>(ptr[i])
+                                             + r * row_stride[i]
+                                   : row_at(tl, i, at);
                 a.cond = q[op_cond];
                 a.src0 = q[op_src0];
                 a.src1 = q[op_src1];
@@ -1481,10 +1507,11 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
             nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
                                         : plan.transpose[op_dst]
         };
-        const tiled_runner runner(
-                f, fn, base, slot_op, tr, plan.transpose[op_dst], nt, nthr, dt,
-                plan.kernel_dt.get(), plan.copy_by_transpose,
-                used->key().row_len != 0, used->key().row_pitch);
+        const tiled_runner runner(f, fn, base, slot_op, tr,
+                                  plan.transpose[op_dst], nt, nthr, dt,
+                                  plan.kernel_dt.get(), plan.copy_by_transpose,
+                                  used->key().row_len != 0,
+                                  used->key().row_pitch, plan.expand_cond);
         if (runner.dt_fn)
             used = runner.dt_fn == runner.dt_regular ? plan.kernel_dt.get()
                                                      : dt;

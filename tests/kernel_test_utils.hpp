@@ -1218,14 +1218,16 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
     si::select_folded f =
             si::fold_select(staged ? staged_model_problem(p, staged) : p);
     // A cond scalar along rows of at most 32 bytes of dst, changing
-    // along the dim the row kernel walks (no tiles): read as a vector from
-    // the buffer it is expanded into, rows back to back, with a scalar
+    // along the dim the row kernel walks (in tiles the tile dim; not with
+    // dst transposed): read as a vector from the buffer (or the tile's
+    // scratch) it is expanded into, rows back to back, with a scalar
     // source then in the src_1 slot; where every other operand's rows lie
     // back to back, or it is one element for all (a gathered input's or a
     // scattered dst's do not count), the rows merge, so no short-row
     // kernel.
     const int fd = f.ndims;
-    const bool expands = fd >= 2 && !f.has_transposed()
+    const bool expands = fd >= 2
+                         && f.mode[si::op_dst] != si::inner_mode::transposed
                          && f.mode[si::op_cond] == si::inner_mode::scalar
                          && f.strides[si::op_cond][fd - 2] != 0
                          && f.inner() * f.elem_size <= 32;

@@ -347,10 +347,12 @@ TEST_P(kernel_guard, PerRowCondOverShortRowsAgainstGuards) {
     // every other operand's rows back to back (the rows merge into one);
     // 1, dst's rows padded (short rows kept); 2, cond's bytes 3 apart (the
     // rows one at a time); 3, src_1 one element per row (not merged); 4, a
-    // 0-D src_0 (in the src_1 slot, the cond inverted; merged). Row counts
-    // around the runs of 16; each tensor ends right before a guard page (a
-    // run's 16 bytes of cond never read past the rows'), 1 to 3 threads,
-    // raw values.
+    // 0-D src_0 (in the src_1 slot, the cond inverted; merged); 5, src_1
+    // transposed (tiles: each strip's cond expanded into the scratch, the
+    // strip one row); 6, the same with dst's rows padded (short rows in
+    // tiles). Row counts around the runs of 16; each tensor ends right
+    // before a guard page (a run's 16 bytes of cond never read past the
+    // rows'), 1 to 3 threads, raw values.
     auto &g = rng();
     int fails = 0;
     for (int w : { 4, 2, 1, 8 })
@@ -359,13 +361,15 @@ TEST_P(kernel_guard, PerRowCondOverShortRowsAgainstGuards) {
                 continue;
             const bool expands = n * w <= 32;
             for (int64_t rows : { 2, 15, 16, 17, 33, 100 })
-                for (int kind = 0; kind < 5; ++kind) {
+                for (int kind = 0; kind < 7; ++kind) {
                     const dims_t d = { rows, n };
                     nd_spec s = full_spec(d, w);
                     s.in[0] = { rows, 1 };
                     s.strides[0] = { kind == 2 ? 3 : 1, 1 };
-                    if (kind == 1)
+                    if (kind == 1 || kind == 6)
                         s.strides[3] = { n + 2, 1 };
+                    if (kind >= 5)
+                        s.strides[2] = { 1, rows };
                     if (kind == 3) {
                         s.in[2] = { rows, 1 };
                         s.strides[2] = { 1, 1 };
@@ -380,7 +384,21 @@ TEST_P(kernel_guard, PerRowCondOverShortRowsAgainstGuards) {
                     const std::string desc =
                             "kind " + std::to_string(kind) + " " + nd_str(p);
                     KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
-                    if (jit()) {
+                    if (jit() && kind >= 5) {
+                        const si::select_folded &f = plan.folded;
+                        KT_EXPECT(fails,
+                                  ::testing::AssertionResult(
+                                          f.has_transposed()
+                                          && f.mode[si::op_dst]
+                                                     == si::inner_mode::vector
+                                          && plan.expand_cond == expands
+                                          && !plan.expand_merged
+                                          && plan.kernel->key()
+                                                     == expected_key(p, kisa(),
+                                                                     false))
+                                          << plan.kernel_str(),
+                                  desc);
+                    } else if (jit()) {
                         const bool merge =
                                 expands
                                 && (kind == 0 || kind == 2 || kind == 4);
