@@ -149,6 +149,10 @@ struct select_plan {
     /// is one element for all (expanded_rows_merge), so that each call's
     /// rows run as one row of the row kernel.
     bool expand_merged = false;
+    /// With expand_cond, an AVX-512 plan on a CPU with AVX512_VBMI: the
+    /// cond bytes are repeated by byte permutes, 64 rows at a time, in
+    /// place of SSSE3's byte shuffles of 16 (expand_cond_rows).
+    bool expand_by_permutes = false;
     /// A transposed dst is stored by its transpose (the row kernel writes
     /// the tile's scratch, in cache): that transpose's non-temporal
     /// variant, for large outputs, in place of kernel_nt.
@@ -481,9 +485,11 @@ bool cond_expands(const select_folded &f);
 /// (select_plan::expand_merged).
 bool expanded_rows_merge(const select_folded &f);
 /// `rows` rows of cond bytes, `from_stride` bytes apart, each repeated `n`
-/// times into `to`, back to back (rows * n bytes).
+/// times into `to`, back to back (rows * n bytes); `by_permutes`
+/// (select_plan::expand_by_permutes): AVX512_VBMI's byte permutes where
+/// the rows lie back to back.
 void expand_cond_rows(const void *from, int64_t from_stride, void *to,
-                      int64_t n, int64_t rows);
+                      int64_t n, int64_t rows, bool by_permutes);
 
 /// Source bytes per call of transpose_block (below).
 constexpr int64_t transpose_chunk_bytes = 16 * 1024;

@@ -90,9 +90,11 @@ struct folded_runner {
     select_kernel_fn scatter;
     // select_plan::expand_cond: each call's cond bytes are first repeated
     // along their rows into a buffer the row kernel reads; `merge`
-    // (select_plan::expand_merged): a call of whole rows runs them as one.
+    // (select_plan::expand_merged): a call of whole rows runs them as one;
+    // `permutes`: select_plan::expand_by_permutes.
     bool expand;
     bool merge;
+    bool permutes;
 
     // Rows [r0, r1), columns [c0, c1).
     void run(int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
@@ -192,7 +194,7 @@ struct folded_runner {
         if (expand) {
             const auto n = static_cast<int64_t>(a.n);
             expand_cond_rows(a.cond, stride[op_cond][f.ndims - 2], buf, n,
-                             static_cast<int64_t>(a.rows));
+                             static_cast<int64_t>(a.rows), permutes);
             a.cond = buf;
             a.cond_stride = n;
         }
@@ -395,8 +397,10 @@ struct tiled_runner {
     bool copy_direct = false;
     // select_plan::expand_cond: each strip's cond bytes are repeated along
     // its rows into the scratch at expand_off (-1: none), which the row
-    // kernel reads as a vector, its rows back to back.
+    // kernel reads as a vector, its rows back to back;
+    // select_plan::expand_by_permutes.
     int64_t expand_off = -1;
+    bool expand_permutes = false;
 
     // `atr`: each transposed operand's kernel (for dst, the one the store
     // kind picked); `dst_regular`: dst's regular transposing kernel, and
@@ -409,10 +413,12 @@ struct tiled_runner {
                  const transpose_kernel *dst_regular, bool nt, int nthreads,
                  const select_kernel *dt = nullptr,
                  const select_kernel *dt_reg = nullptr, bool copy = false,
-                 bool row_len = false, int row_pitch = 0, bool expand = false)
+                 bool row_len = false, int row_pitch = 0, bool expand = false,
+                 bool expand_by_permutes = false)
         : f(af)
         , fn(afn)
-        , copy_direct(copy) {
+        , copy_direct(copy)
+        , expand_permutes(expand_by_permutes) {
         for (int i = 0; i < n_operands; ++i) {
             base[i] = abase[i];
             stride[i] = f.strides[slot_op[i]];
@@ -898,7 +904,7 @@ struct tiled_runner {
                 const int64_t at = tl.r0 + r0 + r;
                 const int64_t k = group_share(at, nr - r);
                 expand_cond_rows(row_at(tl, op_cond, at), stride[op_cond][td],
-                                 buf + r * nc, nc, k);
+                                 buf + r * nc, nc, k, expand_permutes);
                 r += k;
             }
             ptr[op_cond] = buf;
@@ -1507,11 +1513,11 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
             nt && plan.transpose_dst_nt ? plan.transpose_dst_nt
                                         : plan.transpose[op_dst]
         };
-        const tiled_runner runner(f, fn, base, slot_op, tr,
-                                  plan.transpose[op_dst], nt, nthr, dt,
-                                  plan.kernel_dt.get(), plan.copy_by_transpose,
-                                  used->key().row_len != 0,
-                                  used->key().row_pitch, plan.expand_cond);
+        const tiled_runner runner(
+                f, fn, base, slot_op, tr, plan.transpose[op_dst], nt, nthr, dt,
+                plan.kernel_dt.get(), plan.copy_by_transpose,
+                used->key().row_len != 0, used->key().row_pitch,
+                plan.expand_cond, plan.expand_by_permutes);
         if (runner.dt_fn)
             used = runner.dt_fn == runner.dt_regular ? plan.kernel_dt.get()
                                                      : dt;
@@ -1542,7 +1548,8 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
           plan.gather[slot_op[2]] ? plan.gather[slot_op[2]]->fn() : nullptr },
         plan.scatter ? plan.scatter->fn() : nullptr,
         plan.expand_cond,
-        plan.expand_merged
+        plan.expand_merged,
+        plan.expand_by_permutes
     };
     if (nthr <= 1) {
         runner.run(0, rows, 0, inner);

@@ -341,8 +341,10 @@ TEST_P(kernel_guard, PerRowCondOverShortRowsAgainstGuards) {
     // A cond of one byte per row over rows of n elements of at most 32
     // bytes (a per-pixel mask over channels-last pixels): each call's cond
     // bytes are repeated along their rows into a buffer
-    // (select_plan::expand_cond), 16 rows at a time where they lie back to
-    // back, then one at a time; the row kernel reads it as a vector. Rows
+    // (select_plan::expand_cond), where they lie back to back 64 rows at a
+    // time by byte permutes (AVX-512 plans on CPUs with AVX512_VBMI; the
+    // rest under one mask) or 16 by byte shuffles, then one at a time;
+    // else one at a time; the row kernel reads it as a vector. Rows
     // of 33 to 63 bytes keep the kernel that branches per row. Kinds: 0,
     // every other operand's rows back to back (the rows merge into one);
     // 1, dst's rows padded (short rows kept); 2, cond's bytes 3 apart (the
@@ -350,9 +352,9 @@ TEST_P(kernel_guard, PerRowCondOverShortRowsAgainstGuards) {
     // 0-D src_0 (in the src_1 slot, the cond inverted; merged); 5, src_1
     // transposed (tiles: each strip's cond expanded into the scratch, the
     // strip one row); 6, the same with dst's rows padded (short rows in
-    // tiles). Row counts around the runs of 16; each tensor ends right
-    // before a guard page (a run's 16 bytes of cond never read past the
-    // rows'), 1 to 3 threads, raw values.
+    // tiles). Row counts around the runs of 16 and 64; each tensor ends
+    // right before a guard page (a run's 16 or 64 bytes of cond never read
+    // past the rows'), 1 to 3 threads, raw values.
     auto &g = rng();
     int fails = 0;
     for (int w : { 4, 2, 1, 8 })
@@ -360,7 +362,7 @@ TEST_P(kernel_guard, PerRowCondOverShortRowsAgainstGuards) {
             if (n * w >= 64)
                 continue;
             const bool expands = n * w <= 32;
-            for (int64_t rows : { 2, 15, 16, 17, 33, 100 })
+            for (int64_t rows : { 2, 15, 16, 17, 33, 63, 64, 65, 100, 130 })
                 for (int kind = 0; kind < 7; ++kind) {
                     const dims_t d = { rows, n };
                     nd_spec s = full_spec(d, w);
@@ -384,6 +386,15 @@ TEST_P(kernel_guard, PerRowCondOverShortRowsAgainstGuards) {
                     const std::string desc =
                             "kind " + std::to_string(kind) + " " + nd_str(p);
                     KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                    KT_EXPECT(
+                            fails,
+                            ::testing::AssertionResult(
+                                    plan.expand_by_permutes
+                                    == (plan.expand_cond
+                                        && kisa() == si::kernel_isa::avx512_core
+                                        && si::cpu_has_avx512_vbmi()))
+                                    << plan.kernel_str(),
+                            desc);
                     if (jit() && kind >= 5) {
                         const si::select_folded &f = plan.folded;
                         KT_EXPECT(fails,
