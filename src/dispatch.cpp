@@ -167,9 +167,10 @@ constexpr expand_shuffles shuffles;
 // out, in runs of 16 rows: rows of up to 16 bytes by n byte shuffles of
 // the run's 16 bytes, longer ones each by a shuffle that repeats its byte
 // and stores of 16 bytes; the rows after the last whole run one at a
-// time. The plans run it only on CPUs with AVX2, which have SSSE3. Rows
-// of 3 bytes took 0.07 ns a row, 32 bytes 0.4 ns, against 0.5 and 1.2
-// one row at a time in 8-byte stores (Zen 5).
+// time. The plans run it only on CPUs with AVX2, which have SSSE3: after
+// expand_lanes' runs of 32 rows. Rows of 3 bytes took 0.07 ns a row, 32
+// bytes 0.4 ns, against 0.5 and 1.2 one row at a time in 8-byte stores
+// (Zen 5).
 __attribute__((target("ssse3"))) inline __m128i shuffle_by(__m128i x,
                                                            const uint8_t *idx) {
     return _mm_shuffle_epi8(
@@ -206,20 +207,67 @@ __attribute__((target("ssse3"))) void expand_runs(const unsigned char *src,
         expand_rows_by<2>(src + r, 1, out, n, rows - r);
 }
 
+// The byte shuffles of expand_lanes: for rows of n = 2 to
+// max_expanded_row bytes, the 32 bytes of out at 32 v (v < n) of each run
+// of 32 rows take row (32 v + j) / n of the run at lane j, by byte
+// shuffles within 16-byte lanes of the 16 bytes from row base[n][v] on,
+// broadcast to both (the rows of a vector span at most 16 for n >= 2).
+constexpr int max_expanded_row = static_cast<int>(expanded_cond_row_bytes);
+struct expand_lane_shuffles {
+    uint8_t base[max_expanded_row + 1][max_expanded_row] = {};
+    alignas(32) uint8_t idx[max_expanded_row + 1][max_expanded_row][32] = {};
+    constexpr expand_lane_shuffles() {
+        for (int n = 2; n <= max_expanded_row; ++n)
+            for (int v = 0; v < n; ++v) {
+                base[n][v] = static_cast<uint8_t>(32 * v / n);
+                for (int j = 0; j < 32; ++j)
+                    idx[n][v][j] =
+                            static_cast<uint8_t>((32 * v + j) / n - base[n][v]);
+            }
+    }
+};
+constexpr expand_lane_shuffles lane_shuffles;
+
+// expand_cond_rows of rows back to back of n = 2 to max_expanded_row
+// bytes by AVX2: each run of 32 rows n loads of 16 bytes broadcast to
+// both lanes, shuffles and stores of 32 bytes, while a run's loads (up
+// to 16 bytes past its last row) stay within the rows; the rest by
+// expand_runs. On the Zen 5 guest 0.50-0.90x the time of expand_runs
+// alone for rows of 2 to 16 bytes, 0.55-0.77x from 20 to 32
+// (docs/performance.md, "A per-row cond expanded by byte permutes").
+__attribute__((target("avx2"))) void expand_lanes(const unsigned char *src,
+                                                  unsigned char *out, int64_t n,
+                                                  int64_t rows) {
+    const auto &idx = lane_shuffles.idx[n];
+    const auto &base = lane_shuffles.base[n];
+    int64_t r = 0;
+    for (; r + 48 <= rows; r += 32, out += 32 * n)
+        for (int64_t v = 0; v < n; ++v) {
+            const __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128(
+                    reinterpret_cast<const __m128i *>(src + r + base[v])));
+            _mm256_storeu_si256(
+                    reinterpret_cast<__m256i *>(out + 32 * v),
+                    _mm256_shuffle_epi8(
+                            x,
+                            _mm256_load_si256(reinterpret_cast<const __m256i *>(
+                                    idx[v]))));
+        }
+    expand_runs(src + r, out, n, rows - r);
+}
+
 // The byte permutes of expand_permuted: for rows of n = 2 to
-// max_permuted_row bytes (every row the plans expand), the 64 bytes of
+// max_expanded_row bytes (every row the plans expand), the 64 bytes of
 // out at 64 v (v < n) of each run of 64 rows take row (64 v + j) / n of
 // the run at lane j; first[n] is the index in idx of n's first vector (n
 // vectors per n: 33 KiB in all).
-constexpr int max_permuted_row = static_cast<int>(expanded_cond_row_bytes);
 struct expand_permutes {
     static constexpr int vectors =
-            max_permuted_row * (max_permuted_row + 1) / 2 - 1;
-    int16_t first[max_permuted_row + 1] = {};
+            max_expanded_row * (max_expanded_row + 1) / 2 - 1;
+    int16_t first[max_expanded_row + 1] = {};
     alignas(64) uint8_t idx[vectors][64] = {};
     constexpr expand_permutes() {
         int at = 0;
-        for (int n = 2; n <= max_permuted_row; ++n) {
+        for (int n = 2; n <= max_expanded_row; ++n) {
             first[n] = static_cast<int16_t>(at);
             for (int v = 0; v < n; ++v, ++at)
                 for (int j = 0; j < 64; ++j)
@@ -230,7 +278,7 @@ struct expand_permutes {
 constexpr expand_permutes permutes;
 
 // expand_cond_rows of rows back to back (from_stride 1) of n = 2 to
-// max_permuted_row bytes out by AVX512_VBMI byte permutes: each run of 64
+// max_expanded_row bytes out by AVX512_VBMI byte permutes: each run of 64
 // rows one load of their 64 bytes and n permutes and stores of 64 bytes;
 // the rows after the last whole run the same way from a load of just
 // their bytes, the last vector stored under a mask. On the Zen 5 guest
@@ -277,8 +325,8 @@ void expand_cond_rows(const void *from, int64_t from_stride, void *to,
                       int64_t n, int64_t rows, bool by_permutes) {
     const auto *src = static_cast<const unsigned char *>(from);
     auto *out = static_cast<unsigned char *>(to);
-    if (from_stride == 1 && n >= 2 && by_permutes && n <= max_permuted_row)
-        expand_permuted(src, out, n, rows);
+    if (from_stride == 1 && n >= 2 && n <= max_expanded_row)
+        (by_permutes ? expand_permuted : expand_lanes)(src, out, n, rows);
     else if (from_stride == 1 && n >= 2)
         expand_runs(src, out, n, rows);
     else if (n >= 8)
