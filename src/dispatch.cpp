@@ -29,8 +29,8 @@ std::string transposes_str(const select_plan &plan,
         const transpose_kernel *t = i == op_dst ? dst_tr : plan.transpose[i];
         if (t)
             s += std::string("+") + names[i] + ":" + t->name();
-        else if (i == op_cond && plan.expand_cond)
-            s += "+c:expand";
+        else if (i < op_dst && plan.expand[i])
+            s += std::string("+") + names[i] + ":expand";
         else if (i < op_dst && plan.gather[i])
             s += std::string("+") + names[i] + ":" + plan.gather[i]->name();
         else if (i == op_dst && plan.scatter)
@@ -80,14 +80,14 @@ bool fold_jit_able(const select_folded &f) {
 }
 
 // `f` as the row kernel of its plan sees it: each operand with a step,
-// and an expanded cond (cond_expands), a vector whose rows lie back to
-// back (its buffer).
-select_folded as_gathered(const select_folded &f) {
+// and each expanded input (input_expands), a vector whose rows lie back
+// to back (its buffer).
+select_folded as_gathered(const select_folded &f, bool sources) {
     select_folded g = f;
     const int nd = f.ndims;
-    const bool expand = cond_expands(f);
     for (int i = 0; i < n_operands; ++i) {
-        if (!stepped_operand(f, i) && !(i == op_cond && expand))
+        if (!stepped_operand(f, i)
+            && !(i < op_dst && input_expands(f, i, sources)))
             continue;
         const int64_t w = operand_bytes(i, f.elem_size);
         g.mode[i] = inner_mode::vector;
@@ -115,20 +115,40 @@ select_folded as_gathered(const select_folded &f) {
 // In tiles (an input transposed) the strips' rows, read as they lie
 // (tiled_runner::expand_off), but not beside a transposed dst, which the
 // kernels writing it (select_plan::kernel_dt) read from the tensor.
-bool cond_expands(const select_folded &f) {
+//
+// A source of one element per row (a per-pixel value over channels-last
+// data) has no branch: the short-row kernels broadcast each row's
+// element, a row at a time (0.07-0.5 of the dense Select for 3 to 16
+// channels on the Zen 5 guest). Expanded by byte permutes it is read as a
+// vector and the rows merge (docs/performance.md, "A per-row source
+// expanded by byte permutes"); expanded one row at a time, without them,
+// it ran 1.7-2.6x slower than the short-row kernels (the thirty-seventh
+// session). Not in tiles, and not rows of 16 bytes, which the short-row
+// kernel moves in one 16-byte part each: expanded, 2 f64, 8 bf16 and 16
+// s8 took 0.80-1.61x the time.
+bool input_expands(const select_folded &f, int i, bool sources) {
     const int nd = f.ndims;
+    const int64_t bytes = f.inner() * f.elem_size;
     return nd >= 2 && f.mode[op_dst] != inner_mode::transposed
-           && f.mode[op_cond] == inner_mode::scalar
-           && f.strides[op_cond][nd - 2] != 0
-           && f.inner() * f.elem_size <= expanded_cond_row_bytes;
+           && f.mode[i] == inner_mode::scalar && f.strides[i][nd - 2] != 0
+           && bytes <= expanded_cond_row_bytes
+           && (i == op_cond
+               || (sources && !f.has_transposed() && f.inner() >= 2
+                   && bytes != 16));
 }
 
-bool expanded_rows_merge(const select_folded &f) {
+bool expands_sources(kernel_isa isa) {
+    return isa == kernel_isa::avx512_core && cpu_has_avx512_vbmi();
+}
+
+bool expanded_rows_merge(const select_folded &f, bool sources) {
     const int nd = f.ndims;
     const int64_t n = f.inner();
-    for (int i = op_src0; i < n_operands; ++i) {
+    for (int i = 0; i < n_operands; ++i) {
         const int64_t s = f.strides[i][nd - 2];
-        if (!(f.mode[i] == inner_mode::vector && s == n * f.elem_size)
+        if (!(i < op_dst && input_expands(f, i, sources))
+            && !(f.mode[i] == inner_mode::vector
+                 && s == n * operand_bytes(i, f.elem_size))
             && !(f.mode[i] == inner_mode::scalar && s == 0))
             return false;
     }
@@ -136,8 +156,8 @@ bool expanded_rows_merge(const select_folded &f) {
 }
 
 namespace {
-// expand_cond_rows in stores of P bytes (P <= n): the row's first ones,
-// then one more ending at its end.
+// expand_rows of 1-byte elements in stores of P bytes (P <= n): the row's first
+// ones, then one more ending at its end.
 template <int P>
 void expand_rows_by(const unsigned char *src, int64_t from_stride,
                     unsigned char *out, int64_t n, int64_t rows) {
@@ -163,7 +183,7 @@ struct expand_shuffles {
 };
 constexpr expand_shuffles shuffles;
 
-// expand_cond_rows of rows back to back (from_stride 1) of n >= 2 bytes
+// expand_rows of 1-byte rows back to back (from_stride 1) of n >= 2 bytes
 // out, in runs of 16 rows: rows of up to 16 bytes by n byte shuffles of
 // the run's 16 bytes, longer ones each by a shuffle that repeats its byte
 // and stores of 16 bytes; the rows after the last whole run one at a
@@ -228,7 +248,7 @@ struct expand_lane_shuffles {
 };
 constexpr expand_lane_shuffles lane_shuffles;
 
-// expand_cond_rows of rows back to back of n = 2 to max_expanded_row
+// expand_rows of 1-byte rows back to back of n = 2 to max_expanded_row
 // bytes by AVX2: each run of 32 rows n loads of 16 bytes broadcast to
 // both lanes, shuffles and stores of 32 bytes, while a run's loads (up
 // to 16 bytes past its last row) stay within the rows; the rest by
@@ -255,36 +275,46 @@ __attribute__((target("avx2"))) void expand_lanes(const unsigned char *src,
     expand_runs(src + r, out, n, rows - r);
 }
 
-// The byte permutes of expand_permuted: for rows of n = 2 to
-// max_expanded_row bytes (every row the plans expand), the 64 bytes of
-// out at 64 v (v < n) of each run of 64 rows take row (64 v + j) / n of
-// the run at lane j; first[n] is the index in idx of n's first vector (n
-// vectors per n: 33 KiB in all).
+// The byte permutes of expand_permuted: for rows of n >= 2 elements of
+// w = 2^l bytes, n w at most max_expanded_row bytes (every row the plans
+// expand), the 64 bytes of out at 64 v (v < n) of each run of 64 / w rows
+// take at byte j byte j % w of the run's row (64 v + j) / (n w);
+// first[l][n] is the index in idx of the first of n's n vectors (44 KiB
+// in all).
+constexpr int expand_permute_vectors() {
+    int count = 0;
+    for (int w = 1; w <= 8; w *= 2)
+        for (int n = 2; n * w <= max_expanded_row; ++n)
+            count += n;
+    return count;
+}
 struct expand_permutes {
-    static constexpr int vectors =
-            max_expanded_row * (max_expanded_row + 1) / 2 - 1;
-    int16_t first[max_expanded_row + 1] = {};
-    alignas(64) uint8_t idx[vectors][64] = {};
+    int16_t first[4][max_expanded_row + 1] = {};
+    alignas(64) uint8_t idx[expand_permute_vectors()][64] = {};
     constexpr expand_permutes() {
         int at = 0;
-        for (int n = 2; n <= max_expanded_row; ++n) {
-            first[n] = static_cast<int16_t>(at);
-            for (int v = 0; v < n; ++v, ++at)
-                for (int j = 0; j < 64; ++j)
-                    idx[at][j] = static_cast<uint8_t>((64 * v + j) / n);
+        for (int l = 0; l < 4; ++l) {
+            const int w = 1 << l;
+            for (int n = 2; n * w <= max_expanded_row; ++n) {
+                first[l][n] = static_cast<int16_t>(at);
+                for (int v = 0; v < n; ++v, ++at)
+                    for (int j = 0; j < 64; ++j)
+                        idx[at][j] = static_cast<uint8_t>(
+                                (64 * v + j) / (n * w) * w + j % w);
+            }
         }
     }
 };
 constexpr expand_permutes permutes;
 
-// expand_cond_rows of rows back to back (from_stride 1) of n = 2 to
-// max_expanded_row bytes out by AVX512_VBMI byte permutes: each run of 64
-// rows one load of their 64 bytes and n permutes and stores of 64 bytes;
-// the rows after the last whole run the same way from a load of just
-// their bytes, the last vector stored under a mask. On the Zen 5 guest
-// 0.26-0.39x the time of expand_runs for rows of 2 to 16 bytes, 0.13-0.19x
-// from 20 to 32 (docs/performance.md, "A per-row cond expanded by byte
-// permutes").
+// expand_rows of rows back to back of n >= 2 elements of 2^l bytes, at
+// most max_expanded_row bytes, out by AVX512_VBMI byte permutes: each run
+// of 64 bytes of rows one load and n permutes and stores of 64 bytes; the
+// rows after the last whole run the same way from a load of just their
+// bytes, the last vector stored under a mask. For a cond on the Zen 5
+// guest 0.26-0.39x the time of expand_runs for rows of 2 to 16 bytes,
+// 0.13-0.19x from 20 to 32 (docs/performance.md, "A per-row cond
+// expanded by byte permutes").
 // (The unmasked intrinsic's undefined merge operand trips g++ 12's
 // -Wmaybe-uninitialized; an all-ones zeroing mask compiles to the plain
 // vpermb.)
@@ -296,20 +326,21 @@ permute_by(__m512i x, const uint8_t *idx) {
 
 __attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2"))) void
 expand_permuted(const unsigned char *src, unsigned char *out, int64_t n,
-                int64_t rows) {
-    const uint8_t *const idx = permutes.idx[permutes.first[n]];
+                int64_t rows, int l) {
+    const uint8_t *const idx = permutes.idx[permutes.first[l][n]];
+    const int64_t run = 64 >> l;
     int64_t r = 0;
-    for (; r + 64 <= rows; r += 64, out += 64 * n) {
-        const __m512i x = _mm512_loadu_si512(src + r);
+    for (; r + run <= rows; r += run, src += 64, out += 64 * n) {
+        const __m512i x = _mm512_loadu_si512(src);
         for (int64_t v = 0; v < n; ++v)
             _mm512_storeu_si512(out + 64 * v, permute_by(x, idx + 64 * v));
     }
     if (r == rows)
         return;
-    const auto left = static_cast<uint64_t>(rows - r);
-    const __m512i x = _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, left), src + r);
+    const auto left = static_cast<uint64_t>((rows - r) << l);
+    const __m512i x = _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, left), src);
     int64_t v = 0;
-    for (int64_t bytes = (rows - r) * n; bytes > 0; ++v, bytes -= 64) {
+    for (int64_t bytes = ((rows - r) * n) << l; bytes > 0; ++v, bytes -= 64) {
         if (bytes >= 64)
             _mm512_storeu_si512(out + 64 * v, permute_by(x, idx + 64 * v));
         else
@@ -319,14 +350,28 @@ expand_permuted(const unsigned char *src, unsigned char *out, int64_t n,
                     permute_by(x, idx + 64 * v));
     }
 }
+
+// expand_rows of elements of w > 1 bytes one element at a time.
+void expand_elems(const unsigned char *src, int64_t from_stride,
+                  unsigned char *out, int64_t n, int64_t rows, int64_t w) {
+    for (int64_t r = 0; r < rows; ++r, src += from_stride)
+        for (int64_t k = 0; k < n; ++k, out += w)
+            std::memcpy(out, src, static_cast<size_t>(w));
+}
 } // namespace
 
-void expand_cond_rows(const void *from, int64_t from_stride, void *to,
-                      int64_t n, int64_t rows, bool by_permutes) {
+void expand_rows(const void *from, int64_t from_stride, void *to, int64_t n,
+                 int64_t rows, int64_t w, bool by_permutes) {
     const auto *src = static_cast<const unsigned char *>(from);
     auto *out = static_cast<unsigned char *>(to);
-    if (from_stride == 1 && n >= 2 && n <= max_expanded_row)
-        (by_permutes ? expand_permuted : expand_lanes)(src, out, n, rows);
+    const int l = w == 1 ? 0 : w == 2 ? 1 : w == 4 ? 2 : 3;
+    const bool runs = from_stride == w && n >= 2 && n * w <= max_expanded_row;
+    if (runs && by_permutes)
+        expand_permuted(src, out, n, rows, l);
+    else if (w > 1)
+        expand_elems(src, from_stride, out, n, rows, w);
+    else if (runs)
+        expand_lanes(src, out, n, rows);
     else if (from_stride == 1 && n >= 2)
         expand_runs(src, out, n, rows);
     else if (n >= 8)
@@ -847,7 +892,8 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             isa != kernel_isa::ref && stepped_fold(plan.folded, step_op, step);
     // The kernels are chosen for the fold as the row kernel reads it:
     // gathered inputs and an expanded cond from their buffers.
-    const select_folded f = as_gathered(plan.folded);
+    const bool sources = expands_sources(isa);
+    const select_folded f = as_gathered(plan.folded, sources);
     if (isa == kernel_isa::ref || (!fold_jit_able(plan.folded) && !stepped)) {
         plan.ref = coalesce_select(p);
         plan.cache_hit = true;
@@ -879,10 +925,13 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         return plan;
     }
 
-    plan.expand_cond = cond_expands(plan.folded);
-    plan.expand_merged = plan.expand_cond && expanded_rows_merge(plan.folded);
-    plan.expand_by_permutes = plan.expand_cond && isa == kernel_isa::avx512_core
-                              && cpu_has_avx512_vbmi();
+    bool expands = false;
+    for (int i = 0; i < op_dst; ++i) {
+        plan.expand[i] = input_expands(plan.folded, i, sources);
+        expands = expands || plan.expand[i];
+    }
+    plan.expand_merged = expands && expanded_rows_merge(plan.folded, sources);
+    plan.expand_by_permutes = expands && sources;
     kernel_key key {};
     key.isa = isa;
     key.elem_size = static_cast<uint8_t>(f.elem_size);

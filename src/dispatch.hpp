@@ -136,22 +136,23 @@ struct select_plan {
     /// kernel writes them to; null otherwise. The plan then has regular
     /// stores only.
     kernel_ptr scatter;
-    /// A cond constant along rows of at most expanded_cond_row_bytes of
-    /// dst, one byte per row of the dim the row kernel walks (a per-pixel
-    /// mask over channels-last data, folded to rows of C elements): the
-    /// row kernel reads it as a vector from a buffer of the thread into
-    /// which each call's cond bytes are first repeated along their rows,
-    /// back to back (expand_cond_rows; cond_expands); in tiles, each
-    /// strip's into the tile's scratch. Without it, a row kernel of a cond
-    /// scalar along the row branched once per row.
-    bool expand_cond = false;
-    /// With expand_cond: every other operand's rows lie back to back or it
-    /// is one element for all (expanded_rows_merge), so that each call's
-    /// rows run as one row of the row kernel.
+    /// Per input: constant along rows of at most expanded_cond_row_bytes
+    /// of dst, one element per row of the dim the row kernel walks (a
+    /// per-pixel mask or value over channels-last data, folded to rows of
+    /// C elements): the row kernel reads it as a vector from a buffer of
+    /// the thread into which each call's elements are first repeated
+    /// along their rows, back to back (expand_rows; input_expands); in
+    /// tiles, each strip's cond into the tile's scratch (a source only
+    /// without tiles). Without it, a row kernel of a cond scalar along
+    /// the row branched once per row, and a source's row a time.
+    bool expand[op_dst] = {};
+    /// With an expanded input: every other operand's rows lie back to
+    /// back or it is one element for all (expanded_rows_merge), so that
+    /// each call's rows run as one row of the row kernel.
     bool expand_merged = false;
-    /// With expand_cond, an AVX-512 plan on a CPU with AVX512_VBMI: the
-    /// cond bytes are repeated by byte permutes, 64 rows at a time, in
-    /// place of SSSE3's byte shuffles of 16 (expand_cond_rows).
+    /// With an expanded input, an AVX-512 plan on a CPU with AVX512_VBMI
+    /// (expands_sources): the elements are repeated by byte permutes, 64
+    /// bytes of rows at a time, in place of byte shuffles (expand_rows).
     bool expand_by_permutes = false;
     /// A transposed dst is stored by its transpose (the row kernel writes
     /// the tile's scratch, in cache): that transpose's non-temporal
@@ -465,8 +466,8 @@ transpose_key tuned_transpose_key(kernel_isa isa, int elem_bytes, bool nt);
 /// Intel and on other AMD cores.
 constexpr int64_t gather_chunk_bytes = 4096;
 
-/// select_plan::expand_cond: rows of at most this many dst bytes take the
-/// expanded cond. Time expanded over the branch per row, a random cond /
+/// select_plan::expand: rows of at most this many dst bytes take an
+/// expanded input. Time expanded over the branch per row, a random cond /
 /// one true for every row ([16, C, 56, 56] channels-last, 1 thread): on
 /// the Zen 5 guest 0.09-0.25 / 0.26-0.66 up to 32 bytes, 0.33-0.53 /
 /// 0.98-1.51 from 48 to 60; on the 16-vCPU Intel Xeon 0.13-0.49 /
@@ -475,21 +476,26 @@ constexpr int64_t gather_chunk_bytes = 4096;
 /// takes (docs/performance.md, "A per-row cond over short rows").
 constexpr int64_t expanded_cond_row_bytes = 32;
 
-/// The fold `f` has a cond that changes from row to row of the walked dim
-/// (in tiles, the tile dim) and is constant along rows of at most
-/// expanded_cond_row_bytes of dst, and dst is not transposed
-/// (select_plan::expand_cond).
-bool cond_expands(const select_folded &f);
-/// Under cond_expands: the rows of every operand but cond lie back to
-/// back along the walked dim, or the operand is one element for all
+/// The fold `f` has input i change from row to row of the walked dim (in
+/// tiles, the tile dim) and stay constant along rows of at most
+/// expanded_cond_row_bytes of dst, and dst is not transposed: cond
+/// always, a source (`sources`, expands_sources) without tiles and in
+/// rows of 2 elements or more, not of 16 bytes (select_plan::expand).
+bool input_expands(const select_folded &f, int i, bool sources);
+/// Plans of `isa` expand sources too: AVX-512 plans on CPUs with
+/// AVX512_VBMI, whose byte permutes repeat any element size.
+bool expands_sources(kernel_isa isa);
+/// Under input_expands: the rows of every operand not expanded lie back
+/// to back along the walked dim, or the operand is one element for all
 /// (select_plan::expand_merged).
-bool expanded_rows_merge(const select_folded &f);
-/// `rows` rows of cond bytes, `from_stride` bytes apart, each repeated `n`
-/// times into `to`, back to back (rows * n bytes); `by_permutes`
-/// (select_plan::expand_by_permutes): AVX512_VBMI's byte permutes where
-/// the rows lie back to back.
-void expand_cond_rows(const void *from, int64_t from_stride, void *to,
-                      int64_t n, int64_t rows, bool by_permutes);
+bool expanded_rows_merge(const select_folded &f, bool sources);
+/// `rows` rows of elements of `w` bytes, `from_stride` bytes apart, each
+/// repeated `n` times into `to`, back to back (rows * n * w bytes);
+/// `by_permutes` (select_plan::expand_by_permutes): AVX512_VBMI's byte
+/// permutes where the rows lie back to back (else AVX2's byte shuffles
+/// for 1-byte elements, one element at a time for wider ones).
+void expand_rows(const void *from, int64_t from_stride, void *to, int64_t n,
+                 int64_t rows, int64_t w, bool by_permutes);
 
 /// Source bytes per call of transpose_block (below).
 constexpr int64_t transpose_chunk_bytes = 16 * 1024;

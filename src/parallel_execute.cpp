@@ -88,17 +88,18 @@ struct folded_runner {
     // from a buffer the row kernel writes (select_plan::scatter); null: the
     // row kernel writes dst itself.
     select_kernel_fn scatter;
-    // select_plan::expand_cond: each call's cond bytes are first repeated
-    // along their rows into a buffer the row kernel reads; `merge`
-    // (select_plan::expand_merged): a call of whole rows runs them as one;
-    // `permutes`: select_plan::expand_by_permutes.
-    bool expand;
+    // Per slot, select_plan::expand: each call's elements of the input are
+    // first repeated along their rows into a buffer the row kernel reads;
+    // `merge` (select_plan::expand_merged): a call of whole rows runs them
+    // as one; `permutes`: select_plan::expand_by_permutes.
+    bool expand[op_dst];
     bool merge;
     bool permutes;
 
     // Rows [r0, r1), columns [c0, c1).
     void run(int64_t r0, int64_t r1, int64_t c0, int64_t c1) const {
-        if (!gather[0] && !gather[1] && !gather[2] && !scatter && !expand) {
+        if (!gather[0] && !gather[1] && !gather[2] && !scatter && !expand[0]
+            && !expand[1] && !expand[2]) {
             calls(r0, r1, c0, c1, nullptr, true);
             return;
         }
@@ -108,7 +109,10 @@ struct folded_runner {
         // elements a call, against 1024 f32 ones, took [16, 4, 56, 56]
         // f32 under a per-pixel cond in 0.67x the time.
         alignas(64) char buf[n_operands * gather_chunk_bytes];
-        const int64_t w = gather[1] || gather[2] || scatter ? f.elem_size : 1;
+        const int64_t w =
+                gather[1] || gather[2] || scatter || expand[1] || expand[2]
+                        ? f.elem_size
+                        : 1;
         const int64_t per = gather_chunk_bytes / w;
         const int64_t cols = c1 - c0;
         if (cols > per) {
@@ -185,23 +189,24 @@ struct folded_runner {
     }
 
     // Each gathered input of call `a`: its rows copied back to back into
-    // its part of `buf`, where `a` then reads them; an expanded cond's
-    // bytes repeated along its rows.
+    // its part of `buf`, where `a` then reads them; an expanded input's
+    // elements repeated along its rows.
     void gather_rows(select_call_args &a, char *buf) const {
         const void **ptr[op_dst] = { &a.cond, &a.src0, &a.src1 };
         int64_t *row_stride[op_dst] = { &a.cond_stride, &a.src0_stride,
                                         &a.src1_stride };
-        if (expand) {
-            const auto n = static_cast<int64_t>(a.n);
-            expand_cond_rows(a.cond, stride[op_cond][f.ndims - 2], buf, n,
-                             static_cast<int64_t>(a.rows), permutes);
-            a.cond = buf;
-            a.cond_stride = n;
-        }
         for (int i = 0; i < op_dst; ++i) {
+            char *const to = buf + i * gather_chunk_bytes;
+            if (expand[i]) {
+                const auto n = static_cast<int64_t>(a.n);
+                const int64_t w = operand_bytes(i, f.elem_size);
+                expand_rows(*ptr[i], stride[i][f.ndims - 2], to, n,
+                            static_cast<int64_t>(a.rows), w, permutes);
+                *ptr[i] = to;
+                *row_stride[i] = n * w;
+            }
             if (!gather[i])
                 continue;
-            char *const to = buf + i * gather_chunk_bytes;
             const int64_t to_stride =
                     static_cast<int64_t>(a.n) * operand_bytes(i, f.elem_size);
             copy_rows(gather[i], *ptr[i],
@@ -395,7 +400,7 @@ struct tiled_runner {
     // transposed operand, is transposed straight into dst, which it equals;
     // no scratch, no row kernel.
     bool copy_direct = false;
-    // select_plan::expand_cond: each strip's cond bytes are repeated along
+    // select_plan::expand (cond): each strip's cond bytes are repeated along
     // its rows into the scratch at expand_off (-1: none), which the row
     // kernel reads as a vector, its rows back to back;
     // select_plan::expand_by_permutes.
@@ -903,8 +908,8 @@ struct tiled_runner {
             for (int64_t r = 0; r < nr;) {
                 const int64_t at = tl.r0 + r0 + r;
                 const int64_t k = group_share(at, nr - r);
-                expand_cond_rows(row_at(tl, op_cond, at), stride[op_cond][td],
-                                 buf + r * nc, nc, k, expand_permutes);
+                expand_rows(row_at(tl, op_cond, at), stride[op_cond][td],
+                            buf + r * nc, nc, k, 1, expand_permutes);
                 r += k;
             }
             ptr[op_cond] = buf;
@@ -1517,7 +1522,7 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
                 f, fn, base, slot_op, tr, plan.transpose[op_dst], nt, nthr, dt,
                 plan.kernel_dt.get(), plan.copy_by_transpose,
                 used->key().row_len != 0, used->key().row_pitch,
-                plan.expand_cond, plan.expand_by_permutes);
+                plan.expand[op_cond], plan.expand_by_permutes);
         if (runner.dt_fn)
             used = runner.dt_fn == runner.dt_regular ? plan.kernel_dt.get()
                                                      : dt;
@@ -1547,7 +1552,8 @@ const select_kernel *run_plan(const select_plan &plan, const void *cond,
           plan.gather[slot_op[1]] ? plan.gather[slot_op[1]]->fn() : nullptr,
           plan.gather[slot_op[2]] ? plan.gather[slot_op[2]]->fn() : nullptr },
         plan.scatter ? plan.scatter->fn() : nullptr,
-        plan.expand_cond,
+        { plan.expand[slot_op[0]], plan.expand[slot_op[1]],
+          plan.expand[slot_op[2]] },
         plan.expand_merged,
         plan.expand_by_permutes
     };

@@ -1217,39 +1217,59 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
     const unsigned staged = expected_fold(p).staged;
     si::select_folded f =
             si::fold_select(staged ? staged_model_problem(p, staged) : p);
-    // A cond scalar along rows of at most 32 bytes of dst, changing
+    // An input scalar along rows of at most 32 bytes of dst, changing
     // along the dim the row kernel walks (in tiles the tile dim; not with
     // dst transposed): read as a vector from the buffer (or the tile's
     // scratch) it is expanded into, rows back to back, with a scalar
-    // source then in the src_1 slot; where every other operand's rows lie
-    // back to back, or it is one element for all (a gathered input's or a
+    // source then in the src_1 slot. cond always; a source only where the
+    // CPU has AVX512_VBMI under an AVX-512 plan, without tiles, in rows of
+    // 2 elements or more, not of 16 bytes. Where every operand not expanded has
+    // its rows back to back, or is one element for all (a gathered input's or a
     // scattered dst's do not count), the rows merge, so no short-row
     // kernel.
     const int fd = f.ndims;
-    const bool expands = fd >= 2
-                         && f.mode[si::op_dst] != si::inner_mode::transposed
-                         && f.mode[si::op_cond] == si::inner_mode::scalar
-                         && f.strides[si::op_cond][fd - 2] != 0
-                         && f.inner() * f.elem_size <= 32;
-    bool merged = expands;
-    for (int i = si::op_src0; i < si::n_operands && merged; ++i) {
+    const bool sources =
+            isa == si::kernel_isa::avx512_core && si::cpu_has_avx512_vbmi();
+    bool expands[3] = {};
+    bool any = false;
+    for (int i = 0; i < 3; ++i) {
+        expands[i] = fd >= 2 && f.mode[si::op_dst] != si::inner_mode::transposed
+                     && f.mode[i] == si::inner_mode::scalar
+                     && f.strides[i][fd - 2] != 0
+                     && f.inner() * f.elem_size <= 32
+                     && (i == si::op_cond
+                         || (sources && !f.has_transposed() && f.inner() >= 2
+                             && f.inner() * f.elem_size != 16));
+        any = any || expands[i];
+    }
+    bool merged = any;
+    for (int i = 0; i < si::n_operands && merged; ++i) {
+        if (i < 3 && expands[i])
+            continue;
         const int64_t st = f.strides[i][fd - 2];
-        merged = (f.mode[i] == si::inner_mode::vector
-                  && st == f.inner() * f.elem_size)
+        const int64_t w = i == si::op_cond ? 1 : f.elem_size;
+        merged = (f.mode[i] == si::inner_mode::vector && st == f.inner() * w)
                  || (f.mode[i] == si::inner_mode::scalar && st == 0);
     }
-    if (expands) {
-        k.cond_scalar = 0;
-        if (k.src0_scalar && !k.src1_scalar) {
+    if (any) {
+        k.cond_scalar = scalar(si::op_cond) && !expands[si::op_cond];
+        k.src0_scalar = scalar(si::op_src0) && !expands[si::op_src0];
+        k.src1_scalar = scalar(si::op_src1) && !expands[si::op_src1];
+        k.invert_cond = 0;
+        if (!k.cond_scalar && k.src0_scalar && !k.src1_scalar) {
             k.invert_cond = 1;
             k.src0_scalar = 0;
             k.src1_scalar = 1;
         }
-        f.mode[si::op_cond] = si::inner_mode::vector;
-        int64_t acc = 1;
-        for (int dd = fd - 1; dd >= 0; --dd) {
-            f.strides[si::op_cond][dd] = acc;
-            acc *= f.dims[dd];
+        for (int i = 0; i < 3; ++i) {
+            if (!expands[i])
+                continue;
+            f.mode[i] = si::inner_mode::vector;
+            int64_t acc = i == si::op_cond ? 1 : f.elem_size;
+            for (int dd = fd - 1; dd >= 0; --dd) {
+                f.strides[i][dd] = acc;
+                acc *= f.dims[dd];
+            }
         }
     }
     // A gathered input (a scattered dst) reaches the row kernel as a

@@ -337,48 +337,63 @@ TEST_P(kernel_guard, PaddedShortRowsAgainstGuards) {
     }
 }
 
-TEST_P(kernel_guard, PerRowCondOverShortRowsAgainstGuards) {
-    // A cond of one byte per row over rows of n elements of at most 32
-    // bytes (a per-pixel mask over channels-last pixels): each call's cond
-    // bytes are repeated along their rows into a buffer
-    // (select_plan::expand_cond), where they lie back to back 64 rows at a
+TEST_P(kernel_guard, PerRowInputsOverShortRowsAgainstGuards) {
+    // An input of one element per row over rows of n elements of at most
+    // 32 bytes (a per-pixel mask or value over channels-last pixels): each
+    // call's elements are repeated along their rows into a buffer
+    // (select_plan::expand), where they lie back to back 64 bytes at a
     // time by byte permutes (AVX-512 plans on CPUs with AVX512_VBMI; the
-    // rest under one mask) or 16 by byte shuffles, then one at a time;
-    // else one at a time; the row kernel reads it as a vector. Rows
-    // of 33 to 63 bytes keep the kernel that branches per row. Kinds: 0,
-    // every other operand's rows back to back (the rows merge into one);
-    // 1, dst's rows padded (short rows kept); 2, cond's bytes 3 apart (the
-    // rows one at a time); 3, src_1 one element per row (not merged); 4, a
-    // 0-D src_0 (in the src_1 slot, the cond inverted; merged); 5, src_1
-    // transposed (tiles: each strip's cond expanded into the scratch, the
-    // strip one row); 6, the same with dst's rows padded (short rows in
-    // tiles). Row counts around the runs of 16 and 64; each tensor ends
-    // right before a guard page (a run's 16 or 64 bytes of cond never read
-    // past the rows'), 1 to 3 threads, raw values.
+    // rest under one mask), else a cond's in runs of 32 and 16 rows by
+    // byte shuffles, then one at a time; the row kernel reads it as a
+    // vector. A cond always; a source only with the permutes, without
+    // tiles and not in rows of 16 bytes. Rows of 33 to 63 bytes keep the kernel
+    // that branches per row. Kinds, per-row cond: 0, every other operand's rows
+    // back to back (the rows merge into one); 1, dst's rows padded (short rows
+    // kept); 2, cond's bytes 3 apart (the rows one at a time); 3, src_1 one
+    // element per row too (merged where it expands); 4, a 0-D src_0 (in the
+    // src_1 slot, the cond inverted; merged); 5, src_1 transposed (tiles: each
+    // strip's cond expanded into the scratch, the strip one row); 6, the
+    // same with dst's rows padded (short rows in tiles). Per-row source,
+    // full cond: 7, src_1 (merged); 8, src_0 beside a 0-D src_1 (merged);
+    // 9, src_0 and 10, src_1 with dst's rows padded. Row counts around the
+    // runs of 16, 32 and 64, and enough for several calls (a call's
+    // buffer of 4096 bytes per input); each tensor ends right before a
+    // guard page (a run's loads never read past the rows'), 1 to 3
+    // threads, raw values.
     auto &g = rng();
     int fails = 0;
+    const bool sources =
+            kisa() == si::kernel_isa::avx512_core && si::cpu_has_avx512_vbmi();
     for (int w : { 4, 2, 1, 8 })
         for (int64_t n : { 2, 3, 4, 5, 7, 8, 12, 15, 16, 17, 31, 32, 33, 63 }) {
             if (n * w >= 64)
                 continue;
-            const bool expands = n * w <= 32;
-            for (int64_t rows : { 2, 15, 16, 17, 33, 63, 64, 65, 100, 130 })
-                for (int kind = 0; kind < 7; ++kind) {
+            const bool short_rows = n * w <= 32;
+            for (int64_t rows :
+                 { 2, 15, 16, 17, 33, 63, 64, 65, 100, 130, 1100 })
+                for (int kind = 0; kind < 11; ++kind) {
                     const dims_t d = { rows, n };
                     nd_spec s = full_spec(d, w);
-                    s.in[0] = { rows, 1 };
-                    s.strides[0] = { kind == 2 ? 3 : 1, 1 };
-                    if (kind == 1 || kind == 6)
-                        s.strides[3] = { n + 2, 1 };
-                    if (kind >= 5)
-                        s.strides[2] = { 1, rows };
-                    if (kind == 3) {
-                        s.in[2] = { rows, 1 };
-                        s.strides[2] = { 1, 1 };
+                    if (kind < 7) {
+                        s.in[0] = { rows, 1 };
+                        s.strides[0] = { kind == 2 ? 3 : 1, 1 };
                     }
-                    if (kind == 4) {
-                        s.in[1] = {};
-                        s.strides[1] = {};
+                    if (kind == 1 || kind == 6 || kind >= 9)
+                        s.strides[3] = { n + 2, 1 };
+                    if (kind == 5 || kind == 6)
+                        s.strides[2] = { 1, rows };
+                    const int per_row_src = kind == 3 || kind == 7 || kind == 10
+                                                    ? 2
+                                            : kind == 8 || kind == 9 ? 1
+                                                                     : 0;
+                    if (per_row_src) {
+                        s.in[per_row_src] = { rows, 1 };
+                        s.strides[per_row_src] = { 1, 1 };
+                    }
+                    if (kind == 4 || kind == 8) {
+                        const int zero_d = kind == 4 ? 1 : 2;
+                        s.in[zero_d] = {};
+                        s.strides[zero_d] = {};
                     }
                     const si::select_nd p = make_nd(s);
                     const si::select_plan plan =
@@ -386,46 +401,39 @@ TEST_P(kernel_guard, PerRowCondOverShortRowsAgainstGuards) {
                     const std::string desc =
                             "kind " + std::to_string(kind) + " " + nd_str(p);
                     KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
-                    KT_EXPECT(
-                            fails,
-                            ::testing::AssertionResult(
-                                    plan.expand_by_permutes
-                                    == (plan.expand_cond
-                                        && kisa() == si::kernel_isa::avx512_core
-                                        && si::cpu_has_avx512_vbmi()))
-                                    << plan.kernel_str(),
-                            desc);
-                    if (jit() && kind >= 5) {
+                    if (jit()) {
+                        const bool cond_exp = kind < 7 && short_rows;
+                        const bool src_exp = per_row_src && short_rows
+                                             && sources && n * w != 16;
+                        const bool merge = (kind == 0 || kind == 2 || kind == 4)
+                                                   ? cond_exp
+                                           : kind == 3 ? cond_exp && src_exp
+                                           : kind == 7 || kind == 8 ? src_exp
+                                                                    : false;
                         const si::select_folded &f = plan.folded;
-                        KT_EXPECT(fails,
-                                  ::testing::AssertionResult(
-                                          f.has_transposed()
-                                          && f.mode[si::op_dst]
-                                                     == si::inner_mode::vector
-                                          && plan.expand_cond == expands
-                                          && !plan.expand_merged
-                                          && plan.kernel->key()
-                                                     == expected_key(p, kisa(),
-                                                                     false))
-                                          << plan.kernel_str(),
-                                  desc);
-                    } else if (jit()) {
-                        const bool merge =
-                                expands
-                                && (kind == 0 || kind == 2 || kind == 4);
-                        const int64_t row_len =
-                                expands && !merge && n * w < 32 ? n : 0;
                         const si::kernel_key &k = plan.kernel->key();
-                        KT_EXPECT(fails,
-                                  ::testing::AssertionResult(
-                                          plan.expand_cond == expands
-                                          && (k.cond_scalar == 0) == expands
-                                          && plan.expand_merged == merge
-                                          && k.row_len == row_len
-                                          && (kind == 4 && expands)
-                                                     == (k.invert_cond != 0))
-                                          << plan.kernel_str(),
-                                  desc);
+                        KT_EXPECT(
+                                fails,
+                                ::testing::AssertionResult(
+                                        f.has_transposed()
+                                                == (kind == 5 || kind == 6)
+                                        && plan.expand[si::op_cond] == cond_exp
+                                        && plan.expand[per_row_src ? per_row_src
+                                                                   : 1]
+                                                   == (per_row_src ? src_exp
+                                                                   : false)
+                                        && plan.expand_merged == merge
+                                        && plan.expand_by_permutes
+                                                   == ((cond_exp || src_exp)
+                                                       && sources)
+                                        && (k.cond_scalar == 0)
+                                                   == (kind >= 7 || cond_exp)
+                                        && (!merge || k.row_len == 0)
+                                        && k == expected_key(p, kisa(), false))
+                                        << plan.kernel_str() << " expected "
+                                        << si::kernel_name(expected_key(
+                                                   p, kisa(), false)),
+                                desc);
                     }
                     guard_set gs(static_cast<size_t>(rows * (n + 3) * w));
                     ASSERT_TRUE(gs.ok()) << "mmap/mprotect failed";
