@@ -1,4 +1,4 @@
-// Layout cases L1..L30: Select with operands in channels-last, permuted or
+// Layout cases L1..L31: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
@@ -26,7 +26,8 @@
 // that the tiles' rows of 3 lie 4 apart; L29: every operand channels-last,
 // src_0 every other channel of a larger tensor (a slice with a step, which
 // no kernel covers: the reference kernel runs it); L30: RGB images
-// channels-last under a per-pixel cond, one byte per row of 3 elements,
+// channels-last under a per-pixel cond, one byte per row of 3 elements;
+// L31: the same images under a per-pixel src_1, one element per row;
 // each measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -287,6 +288,14 @@ std::vector<layout_case> layout_cases(int64_t scale) {
         { "L30",
           "[16,3,224,224] all NHWC, per-pixel cond [16,1,224,224]",
           { rgb_px, rgb, rgb, rgb },
+          { nhwc, nhwc, nhwc, nhwc },
+          false,
+          -1,
+          0,
+          { dtype::f32, dtype::bf16, dtype::s8 } },
+        { "L31",
+          "[16,3,224,224] all NHWC, per-pixel src_1 [16,1,224,224]",
+          { rgb, rgb, rgb_px, rgb },
           { nhwc, nhwc, nhwc, nhwc },
           false,
           -1,

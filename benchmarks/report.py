@@ -35,7 +35,7 @@ MEMORY_BOUND = {"S2", "S3", "S4", "S5", "S6", "S7", "S8", "S9"}
 T_LOOP = 0.95        # selgraph >= the plain loop (5% noise margin)
 # Layout cases: one layout shared by every operand vs one operand transposed
 # against dst (ratio of selgraph's GB/s to the dense case of the same shape).
-SHARED_LAYOUTS = {"L1", "L2", "L3", "L21", "L27", "L30"}
+SHARED_LAYOUTS = {"L1", "L2", "L3", "L21", "L27", "L30", "L31"}
 T_SHARED = 0.85
 T_TRANSPOSED = 0.5
 
