@@ -119,13 +119,14 @@ select_folded as_gathered(const select_folded &f, bool sources) {
 // A source of one element per row (a per-pixel value over channels-last
 // data) has no branch: the short-row kernels broadcast each row's
 // element, a row at a time (0.07-0.5 of the dense Select for 3 to 16
-// channels on the Zen 5 guest). Expanded by byte permutes it is read as a
-// vector and the rows merge (docs/performance.md, "A per-row source
-// expanded by byte permutes"); expanded one row at a time, without them,
-// it ran 1.7-2.6x slower than the short-row kernels (the thirty-seventh
-// session). Not in tiles, and not rows of 16 bytes, which the short-row
-// kernel moves in one 16-byte part each: expanded, 2 f64, 8 bf16 and 16
-// s8 took 0.80-1.61x the time.
+// channels on the Zen 5 guest). Expanded by byte permutes or AVX2's lane
+// shuffles it is read as a vector and the rows merge
+// (docs/performance.md, "A per-row source expanded by byte permutes");
+// expanded one row at a time it ran 1.7-2.6x slower than the short-row
+// kernels (the thirty-seventh session). Not in tiles, and not rows of 16
+// bytes, which the short-row kernel moves in one 16-byte part each:
+// expanded by the permutes, 2 f64, 8 bf16 and 16 s8 took 0.80-1.61x the
+// time.
 bool input_expands(const select_folded &f, int i, bool sources) {
     const int nd = f.ndims;
     const int64_t bytes = f.inner() * f.elem_size;
@@ -138,7 +139,7 @@ bool input_expands(const select_folded &f, int i, bool sources) {
 }
 
 bool expands_sources(kernel_isa isa) {
-    return isa == kernel_isa::avx512_core && cpu_has_avx512_vbmi();
+    return isa != kernel_isa::ref;
 }
 
 bool expanded_rows_merge(const select_folded &f, bool sources) {
@@ -227,52 +228,90 @@ __attribute__((target("ssse3"))) void expand_runs(const unsigned char *src,
         expand_rows_by<2>(src + r, 1, out, n, rows - r);
 }
 
-// The byte shuffles of expand_lanes: for rows of n = 2 to
-// max_expanded_row bytes, the 32 bytes of out at 32 v (v < n) of each run
-// of 32 rows take row (32 v + j) / n of the run at lane j, by byte
-// shuffles within 16-byte lanes of the 16 bytes from row base[n][v] on,
-// broadcast to both (the rows of a vector span at most 16 for n >= 2).
 constexpr int max_expanded_row = static_cast<int>(expanded_cond_row_bytes);
+
+// The vectors of the tables below: n for each row of n >= 2 elements of
+// w = 1, 2, 4 or 8 bytes, n w at most max_expanded_row bytes.
+constexpr int expand_table_vectors() {
+    int count = 0;
+    for (int w = 1; w <= 8; w *= 2)
+        for (int n = 2; n * w <= max_expanded_row; ++n)
+            count += n;
+    return count;
+}
+
+// expand_rows of elements of w > 1 bytes one element at a time.
+void expand_elems(const unsigned char *src, int64_t from_stride,
+                  unsigned char *out, int64_t n, int64_t rows, int64_t w) {
+    for (int64_t r = 0; r < rows; ++r, src += from_stride)
+        for (int64_t k = 0; k < n; ++k, out += w)
+            std::memcpy(out, src, static_cast<size_t>(w));
+}
+
+// The byte shuffles of expand_lanes: for rows of n elements of w = 2^l
+// bytes (as in expand_table_vectors), the 32 bytes of out at 32 v (v < n)
+// of each run of 32 / w rows take at byte j byte j % w of the run's row
+// (32 v + j) / (n w), by byte shuffles within 16-byte lanes of the 16
+// bytes of the run from base[k] on (k: the vector's index, from
+// first[l][n]), broadcast to both: the rows of a vector span at most 16
+// bytes (checked here).
 struct expand_lane_shuffles {
-    uint8_t base[max_expanded_row + 1][max_expanded_row] = {};
-    alignas(32) uint8_t idx[max_expanded_row + 1][max_expanded_row][32] = {};
+    int16_t first[4][max_expanded_row + 1] = {};
+    uint8_t base[expand_table_vectors()] = {};
+    alignas(32) uint8_t idx[expand_table_vectors()][32] = {};
     constexpr expand_lane_shuffles() {
-        for (int n = 2; n <= max_expanded_row; ++n)
-            for (int v = 0; v < n; ++v) {
-                base[n][v] = static_cast<uint8_t>(32 * v / n);
-                for (int j = 0; j < 32; ++j)
-                    idx[n][v][j] =
-                            static_cast<uint8_t>((32 * v + j) / n - base[n][v]);
+        int at = 0;
+        for (int l = 0; l < 4; ++l) {
+            const int w = 1 << l;
+            for (int n = 2; n * w <= max_expanded_row; ++n) {
+                first[l][n] = static_cast<int16_t>(at);
+                for (int v = 0; v < n; ++v, ++at) {
+                    base[at] = static_cast<uint8_t>(32 * v / (n * w) * w);
+                    for (int j = 0; j < 32; ++j) {
+                        const int b =
+                                (32 * v + j) / (n * w) * w + j % w - base[at];
+                        if (b > 15)
+                            throw "a vector's rows span more than 16 bytes";
+                        idx[at][j] = static_cast<uint8_t>(b);
+                    }
+                }
             }
+        }
     }
 };
 constexpr expand_lane_shuffles lane_shuffles;
 
-// expand_rows of 1-byte rows back to back of n = 2 to max_expanded_row
-// bytes by AVX2: each run of 32 rows n loads of 16 bytes broadcast to
-// both lanes, shuffles and stores of 32 bytes, while a run's loads (up
-// to 16 bytes past its last row) stay within the rows; the rest by
-// expand_runs. On the Zen 5 guest 0.50-0.90x the time of expand_runs
-// alone for rows of 2 to 16 bytes, 0.55-0.77x from 20 to 32
+// expand_rows of rows back to back of n >= 2 elements of 2^l bytes, at
+// most max_expanded_row bytes, by AVX2: each run of 32 bytes of rows n
+// loads of 16 bytes broadcast to both lanes, shuffles and stores of 32
+// bytes, while a run's loads (up to 47 bytes on) stay within the rows;
+// the rest by expand_runs (1-byte elements) or one element at a time.
+// For a cond on the Zen 5 guest 0.50-0.90x the time of expand_runs alone
+// for rows of 2 to 16 bytes, 0.55-0.77x from 20 to 32
 // (docs/performance.md, "A per-row cond expanded by byte permutes").
 __attribute__((target("avx2"))) void expand_lanes(const unsigned char *src,
                                                   unsigned char *out, int64_t n,
-                                                  int64_t rows) {
-    const auto &idx = lane_shuffles.idx[n];
-    const auto &base = lane_shuffles.base[n];
+                                                  int64_t rows, int l) {
+    const int k = lane_shuffles.first[l][n];
+    const int64_t run = 32 >> l, bytes = rows << l;
     int64_t r = 0;
-    for (; r + 48 <= rows; r += 32, out += 32 * n)
+    for (; (r << l) + 48 <= bytes; r += run, src += 32, out += 32 * n)
         for (int64_t v = 0; v < n; ++v) {
-            const __m256i x = _mm256_broadcastsi128_si256(_mm_loadu_si128(
-                    reinterpret_cast<const __m128i *>(src + r + base[v])));
+            const __m256i x = _mm256_broadcastsi128_si256(
+                    _mm_loadu_si128(reinterpret_cast<const __m128i *>(
+                            src + lane_shuffles.base[k + v])));
             _mm256_storeu_si256(
                     reinterpret_cast<__m256i *>(out + 32 * v),
                     _mm256_shuffle_epi8(
                             x,
                             _mm256_load_si256(reinterpret_cast<const __m256i *>(
-                                    idx[v]))));
+                                    lane_shuffles.idx[k + v]))));
         }
-    expand_runs(src + r, out, n, rows - r);
+    if (l == 0)
+        expand_runs(src, out, n, rows - r);
+    else
+        expand_elems(src, int64_t { 1 } << l, out, n, rows - r,
+                     int64_t { 1 } << l);
 }
 
 // The byte permutes of expand_permuted: for rows of n >= 2 elements of
@@ -281,16 +320,9 @@ __attribute__((target("avx2"))) void expand_lanes(const unsigned char *src,
 // take at byte j byte j % w of the run's row (64 v + j) / (n w);
 // first[l][n] is the index in idx of the first of n's n vectors (44 KiB
 // in all).
-constexpr int expand_permute_vectors() {
-    int count = 0;
-    for (int w = 1; w <= 8; w *= 2)
-        for (int n = 2; n * w <= max_expanded_row; ++n)
-            count += n;
-    return count;
-}
 struct expand_permutes {
     int16_t first[4][max_expanded_row + 1] = {};
-    alignas(64) uint8_t idx[expand_permute_vectors()][64] = {};
+    alignas(64) uint8_t idx[expand_table_vectors()][64] = {};
     constexpr expand_permutes() {
         int at = 0;
         for (int l = 0; l < 4; ++l) {
@@ -351,13 +383,6 @@ expand_permuted(const unsigned char *src, unsigned char *out, int64_t n,
     }
 }
 
-// expand_rows of elements of w > 1 bytes one element at a time.
-void expand_elems(const unsigned char *src, int64_t from_stride,
-                  unsigned char *out, int64_t n, int64_t rows, int64_t w) {
-    for (int64_t r = 0; r < rows; ++r, src += from_stride)
-        for (int64_t k = 0; k < n; ++k, out += w)
-            std::memcpy(out, src, static_cast<size_t>(w));
-}
 } // namespace
 
 void expand_rows(const void *from, int64_t from_stride, void *to, int64_t n,
@@ -366,12 +391,10 @@ void expand_rows(const void *from, int64_t from_stride, void *to, int64_t n,
     auto *out = static_cast<unsigned char *>(to);
     const int l = w == 1 ? 0 : w == 2 ? 1 : w == 4 ? 2 : 3;
     const bool runs = from_stride == w && n >= 2 && n * w <= max_expanded_row;
-    if (runs && by_permutes)
-        expand_permuted(src, out, n, rows, l);
+    if (runs)
+        (by_permutes ? expand_permuted : expand_lanes)(src, out, n, rows, l);
     else if (w > 1)
         expand_elems(src, from_stride, out, n, rows, w);
-    else if (runs)
-        expand_lanes(src, out, n, rows);
     else if (from_stride == 1 && n >= 2)
         expand_runs(src, out, n, rows);
     else if (n >= 8)
@@ -931,7 +954,8 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
         expands = expands || plan.expand[i];
     }
     plan.expand_merged = expands && expanded_rows_merge(plan.folded, sources);
-    plan.expand_by_permutes = expands && sources;
+    plan.expand_by_permutes =
+            expands && isa == kernel_isa::avx512_core && cpu_has_avx512_vbmi();
     kernel_key key {};
     key.isa = isa;
     key.elem_size = static_cast<uint8_t>(f.elem_size);

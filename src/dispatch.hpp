@@ -482,8 +482,8 @@ constexpr int64_t expanded_cond_row_bytes = 32;
 /// always, a source (`sources`, expands_sources) without tiles and in
 /// rows of 2 elements or more, not of 16 bytes (select_plan::expand).
 bool input_expands(const select_folded &f, int i, bool sources);
-/// Plans of `isa` expand sources too: AVX-512 plans on CPUs with
-/// AVX512_VBMI, whose byte permutes repeat any element size.
+/// Plans of `isa` expand sources too: every plan of a JIT kernel (byte
+/// permutes or AVX2's lane shuffles repeat any element size).
 bool expands_sources(kernel_isa isa);
 /// Under input_expands: the rows of every operand not expanded lie back
 /// to back along the walked dim, or the operand is one element for all
@@ -493,7 +493,7 @@ bool expanded_rows_merge(const select_folded &f, bool sources);
 /// repeated `n` times into `to`, back to back (rows * n * w bytes);
 /// `by_permutes` (select_plan::expand_by_permutes): AVX512_VBMI's byte
 /// permutes where the rows lie back to back (else AVX2's byte shuffles
-/// for 1-byte elements, one element at a time for wider ones).
+/// within lanes; rows apart one at a time).
 void expand_rows(const void *from, int64_t from_stride, void *to, int64_t n,
                  int64_t rows, int64_t w, bool by_permutes);
 

@@ -1221,15 +1221,13 @@ inline si::kernel_key expected_key(const si::select_nd &p, si::kernel_isa isa,
     // along the dim the row kernel walks (in tiles the tile dim; not with
     // dst transposed): read as a vector from the buffer (or the tile's
     // scratch) it is expanded into, rows back to back, with a scalar
-    // source then in the src_1 slot. cond always; a source only where the
-    // CPU has AVX512_VBMI under an AVX-512 plan, without tiles, in rows of
-    // 2 elements or more, not of 16 bytes. Where every operand not expanded has
-    // its rows back to back, or is one element for all (a gathered input's or a
-    // scattered dst's do not count), the rows merge, so no short-row
-    // kernel.
+    // source then in the src_1 slot. cond always; a source only without
+    // tiles, in rows of 2 elements or more, not of 16 bytes. Where every
+    // operand not expanded has its rows back to back, or is one element for all
+    // (a gathered input's or a scattered dst's do not count), the rows merge,
+    // so no short-row kernel.
     const int fd = f.ndims;
-    const bool sources =
-            isa == si::kernel_isa::avx512_core && si::cpu_has_avx512_vbmi();
+    const bool sources = isa != si::kernel_isa::ref;
     bool expands[3] = {};
     bool any = false;
     for (int i = 0; i < 3; ++i) {

@@ -343,26 +343,27 @@ TEST_P(kernel_guard, PerRowInputsOverShortRowsAgainstGuards) {
     // call's elements are repeated along their rows into a buffer
     // (select_plan::expand), where they lie back to back 64 bytes at a
     // time by byte permutes (AVX-512 plans on CPUs with AVX512_VBMI; the
-    // rest under one mask), else a cond's in runs of 32 and 16 rows by
-    // byte shuffles, then one at a time; the row kernel reads it as a
-    // vector. A cond always; a source only with the permutes, without
-    // tiles and not in rows of 16 bytes. Rows of 33 to 63 bytes keep the kernel
-    // that branches per row. Kinds, per-row cond: 0, every other operand's rows
-    // back to back (the rows merge into one); 1, dst's rows padded (short rows
-    // kept); 2, cond's bytes 3 apart (the rows one at a time); 3, src_1 one
-    // element per row too (merged where it expands); 4, a 0-D src_0 (in the
-    // src_1 slot, the cond inverted; merged); 5, src_1 transposed (tiles: each
-    // strip's cond expanded into the scratch, the strip one row); 6, the
-    // same with dst's rows padded (short rows in tiles). Per-row source,
-    // full cond: 7, src_1 (merged); 8, src_0 beside a 0-D src_1 (merged);
-    // 9, src_0 and 10, src_1 with dst's rows padded. Row counts around the
-    // runs of 16, 32 and 64, and enough for several calls (a call's
-    // buffer of 4096 bytes per input); each tensor ends right before a
-    // guard page (a run's loads never read past the rows'), 1 to 3
-    // threads, raw values.
+    // rest under one mask), else 32 bytes at a time by AVX2's byte
+    // shuffles within lanes (the rest a cond's in runs of 16 rows, then
+    // one row or element at a time); the row kernel reads it as a vector.
+    // A cond always; a source without tiles and not in rows of 16 bytes. Rows
+    // of 33 to 63 bytes keep the kernel that branches per row. Kinds, per-row
+    // cond: 0, every other operand's rows back to back (the rows merge into
+    // one); 1, dst's rows padded (short rows kept); 2, cond's bytes 3 apart
+    // (the rows one at a time); 3, src_1 one element per row too (merged where
+    // it expands); 4, a 0-D src_0 (in the src_1 slot, the cond inverted;
+    // merged); 5, src_1 transposed (tiles: each strip's cond expanded into the
+    // scratch, the strip one row); 6, the same with dst's rows padded (short
+    // rows in tiles). Per-row source, full cond: 7, src_1 (merged); 8, src_0
+    // beside a 0-D src_1 (merged); 9, src_0 and 10, src_1 with dst's rows
+    // padded. Row counts around the runs of 16, 32 and 64, and enough for
+    // several calls (a call's buffer of 4096 bytes per input); each tensor ends
+    // right before a guard page (a run's loads never read past the rows'), 1 to
+    // 3 threads, raw values.
     auto &g = rng();
     int fails = 0;
-    const bool sources =
+    const bool sources = kisa() != si::kernel_isa::ref;
+    const bool permutes =
             kisa() == si::kernel_isa::avx512_core && si::cpu_has_avx512_vbmi();
     for (int w : { 4, 2, 1, 8 })
         for (int64_t n : { 2, 3, 4, 5, 7, 8, 12, 15, 16, 17, 31, 32, 33, 63 }) {
@@ -425,7 +426,7 @@ TEST_P(kernel_guard, PerRowInputsOverShortRowsAgainstGuards) {
                                         && plan.expand_merged == merge
                                         && plan.expand_by_permutes
                                                    == ((cond_exp || src_exp)
-                                                       && sources)
+                                                       && permutes)
                                         && (k.cond_scalar == 0)
                                                    == (kind >= 7 || cond_exp)
                                         && (!merge || k.row_len == 0)
