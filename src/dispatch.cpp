@@ -230,16 +230,6 @@ __attribute__((target("ssse3"))) void expand_runs(const unsigned char *src,
 
 constexpr int max_expanded_row = static_cast<int>(expanded_cond_row_bytes);
 
-// The vectors of the tables below: n for each row of n >= 2 elements of
-// w = 1, 2, 4 or 8 bytes, n w at most max_expanded_row bytes.
-constexpr int expand_table_vectors() {
-    int count = 0;
-    for (int w = 1; w <= 8; w *= 2)
-        for (int n = 2; n * w <= max_expanded_row; ++n)
-            count += n;
-    return count;
-}
-
 // expand_rows of elements of w > 1 bytes one element at a time.
 void expand_elems(const unsigned char *src, int64_t from_stride,
                   unsigned char *out, int64_t n, int64_t rows, int64_t w) {
@@ -248,38 +238,52 @@ void expand_elems(const unsigned char *src, int64_t from_stride,
             std::memcpy(out, src, static_cast<size_t>(w));
 }
 
-// The byte shuffles of expand_lanes: for rows of n elements of w = 2^l
-// bytes (as in expand_table_vectors), the 32 bytes of out at 32 v (v < n)
-// of each run of 32 / w rows take at byte j byte j % w of the run's row
-// (32 v + j) / (n w), by byte shuffles within 16-byte lanes of the 16
-// bytes of the run from base[k] on (k: the vector's index, from
-// first[l][n]), broadcast to both: the rows of a vector span at most 16
+// The index vectors of expand_lanes and expand_permuted, for rows of n
+// >= 2 elements of w = 2^l bytes, n w at most max_expanded_row bytes
+// (every row the plans expand): n vectors each, from first[l][n] on. Of a
+// run of R / w rows (R = 32 or 64 bytes of them), vector v (v < n) of out
+// takes at byte j byte j % w of the run's row (R v + j) / (n w):
+// permutes[k][j] is that byte's offset in the run (R = 64), lanes[k][j]
+// its offset from lane_base[k] (R = 32), the 16 bytes from which AVX2
+// shuffles within each 16-byte lane; a vector's rows span at most 16
 // bytes (checked here).
-struct expand_lane_shuffles {
+constexpr int expand_table_vectors() {
+    int count = 0;
+    for (int w = 1; w <= 8; w *= 2)
+        for (int n = 2; n * w <= max_expanded_row; ++n)
+            count += n;
+    return count;
+}
+struct expand_tables {
     int16_t first[4][max_expanded_row + 1] = {};
-    uint8_t base[expand_table_vectors()] = {};
-    alignas(32) uint8_t idx[expand_table_vectors()][32] = {};
-    constexpr expand_lane_shuffles() {
-        int at = 0;
+    uint8_t lane_base[expand_table_vectors()] = {};
+    alignas(32) uint8_t lanes[expand_table_vectors()][32] = {};
+    alignas(64) uint8_t permutes[expand_table_vectors()][64] = {};
+    constexpr expand_tables() {
+        int k = 0;
         for (int l = 0; l < 4; ++l) {
             const int w = 1 << l;
             for (int n = 2; n * w <= max_expanded_row; ++n) {
-                first[l][n] = static_cast<int16_t>(at);
-                for (int v = 0; v < n; ++v, ++at) {
-                    base[at] = static_cast<uint8_t>(32 * v / (n * w) * w);
-                    for (int j = 0; j < 32; ++j) {
-                        const int b =
-                                (32 * v + j) / (n * w) * w + j % w - base[at];
+                first[l][n] = static_cast<int16_t>(k);
+                for (int v = 0; v < n; ++v, ++k) {
+                    lane_base[k] = static_cast<uint8_t>(32 * v / (n * w) * w);
+                    for (int j = 0; j < 64; ++j) {
+                        permutes[k][j] = static_cast<uint8_t>(
+                                (64 * v + j) / (n * w) * w + j % w);
+                        if (j >= 32)
+                            continue;
+                        const int b = (32 * v + j) / (n * w) * w + j % w
+                                      - lane_base[k];
                         if (b > 15)
                             throw "a vector's rows span more than 16 bytes";
-                        idx[at][j] = static_cast<uint8_t>(b);
+                        lanes[k][j] = static_cast<uint8_t>(b);
                     }
                 }
             }
         }
     }
 };
-constexpr expand_lane_shuffles lane_shuffles;
+constexpr expand_tables expand_idx;
 
 // expand_rows of rows back to back of n >= 2 elements of 2^l bytes, at
 // most max_expanded_row bytes, by AVX2: each run of 32 bytes of rows n
@@ -292,20 +296,20 @@ constexpr expand_lane_shuffles lane_shuffles;
 __attribute__((target("avx2"))) void expand_lanes(const unsigned char *src,
                                                   unsigned char *out, int64_t n,
                                                   int64_t rows, int l) {
-    const int k = lane_shuffles.first[l][n];
+    const int k = expand_idx.first[l][n];
     const int64_t run = 32 >> l, bytes = rows << l;
     int64_t r = 0;
     for (; (r << l) + 48 <= bytes; r += run, src += 32, out += 32 * n)
         for (int64_t v = 0; v < n; ++v) {
             const __m256i x = _mm256_broadcastsi128_si256(
                     _mm_loadu_si128(reinterpret_cast<const __m128i *>(
-                            src + lane_shuffles.base[k + v])));
+                            src + expand_idx.lane_base[k + v])));
             _mm256_storeu_si256(
                     reinterpret_cast<__m256i *>(out + 32 * v),
                     _mm256_shuffle_epi8(
                             x,
                             _mm256_load_si256(reinterpret_cast<const __m256i *>(
-                                    lane_shuffles.idx[k + v]))));
+                                    expand_idx.lanes[k + v]))));
         }
     if (l == 0)
         expand_runs(src, out, n, rows - r);
@@ -313,31 +317,6 @@ __attribute__((target("avx2"))) void expand_lanes(const unsigned char *src,
         expand_elems(src, int64_t { 1 } << l, out, n, rows - r,
                      int64_t { 1 } << l);
 }
-
-// The byte permutes of expand_permuted: for rows of n >= 2 elements of
-// w = 2^l bytes, n w at most max_expanded_row bytes (every row the plans
-// expand), the 64 bytes of out at 64 v (v < n) of each run of 64 / w rows
-// take at byte j byte j % w of the run's row (64 v + j) / (n w);
-// first[l][n] is the index in idx of the first of n's n vectors (44 KiB
-// in all).
-struct expand_permutes {
-    int16_t first[4][max_expanded_row + 1] = {};
-    alignas(64) uint8_t idx[expand_table_vectors()][64] = {};
-    constexpr expand_permutes() {
-        int at = 0;
-        for (int l = 0; l < 4; ++l) {
-            const int w = 1 << l;
-            for (int n = 2; n * w <= max_expanded_row; ++n) {
-                first[l][n] = static_cast<int16_t>(at);
-                for (int v = 0; v < n; ++v, ++at)
-                    for (int j = 0; j < 64; ++j)
-                        idx[at][j] = static_cast<uint8_t>(
-                                (64 * v + j) / (n * w) * w + j % w);
-            }
-        }
-    }
-};
-constexpr expand_permutes permutes;
 
 // expand_rows of rows back to back of n >= 2 elements of 2^l bytes, at
 // most max_expanded_row bytes, out by AVX512_VBMI byte permutes: each run
@@ -359,7 +338,7 @@ permute_by(__m512i x, const uint8_t *idx) {
 __attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2"))) void
 expand_permuted(const unsigned char *src, unsigned char *out, int64_t n,
                 int64_t rows, int l) {
-    const uint8_t *const idx = permutes.idx[permutes.first[l][n]];
+    const uint8_t *const idx = expand_idx.permutes[expand_idx.first[l][n]];
     const int64_t run = 64 >> l;
     int64_t r = 0;
     for (; r + run <= rows; r += run, src += 64, out += 64 * n) {
