@@ -144,15 +144,16 @@ struct select_plan {
     /// along their rows, back to back (expand_rows; input_expands); in
     /// tiles, each strip's cond into the tile's scratch (a source only
     /// without tiles). Without it, a row kernel of a cond scalar along
-    /// the row branched once per row, and a source's row a time.
+    /// the row branched once per row, and one of a source scalar along
+    /// the row broadcast its element a row at a time.
     bool expand[op_dst] = {};
     /// With an expanded input: every other operand's rows lie back to
     /// back or it is one element for all (expanded_rows_merge), so that
     /// each call's rows run as one row of the row kernel.
     bool expand_merged = false;
-    /// With an expanded input, an AVX-512 plan on a CPU with AVX512_VBMI
-    /// (expands_sources): the elements are repeated by byte permutes, 64
-    /// bytes of rows at a time, in place of byte shuffles (expand_rows).
+    /// With an expanded input, an AVX-512 plan on a CPU with AVX512_VBMI:
+    /// the elements are repeated by byte permutes, 64 bytes of rows at a
+    /// time, in place of AVX2's byte shuffles within lanes (expand_rows).
     bool expand_by_permutes = false;
     /// A transposed dst is stored by its transpose (the row kernel writes
     /// the tile's scratch, in cache): that transpose's non-temporal
