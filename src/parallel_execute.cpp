@@ -196,6 +196,8 @@ struct folded_runner {
         int64_t *row_stride[op_dst] = { &a.cond_stride, &a.src0_stride,
                                         &a.src1_stride };
         for (int i = 0; i < op_dst; ++i) {
+            if (!expand[i] && !gather[i])
+                continue; // (buf may be null)
             char *const to = buf + i * gather_chunk_bytes;
             if (expand[i]) {
                 const auto n = static_cast<int64_t>(a.n);
