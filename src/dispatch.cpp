@@ -82,12 +82,11 @@ bool fold_jit_able(const select_folded &f) {
 // `f` as the row kernel of its plan sees it: each operand with a step,
 // and each expanded input (input_expands), a vector whose rows lie back
 // to back (its buffer).
-select_folded as_gathered(const select_folded &f, bool sources) {
+select_folded as_gathered(const select_folded &f) {
     select_folded g = f;
     const int nd = f.ndims;
     for (int i = 0; i < n_operands; ++i) {
-        if (!stepped_operand(f, i)
-            && !(i < op_dst && input_expands(f, i, sources)))
+        if (!stepped_operand(f, i) && !(i < op_dst && input_expands(f, i)))
             continue;
         const int64_t w = operand_bytes(i, f.elem_size);
         g.mode[i] = inner_mode::vector;
@@ -127,27 +126,22 @@ select_folded as_gathered(const select_folded &f, bool sources) {
 // bytes, which the short-row kernel moves in one 16-byte part each:
 // expanded by the permutes, 2 f64, 8 bf16 and 16 s8 took 0.80-1.61x the
 // time.
-bool input_expands(const select_folded &f, int i, bool sources) {
+bool input_expands(const select_folded &f, int i) {
     const int nd = f.ndims;
     const int64_t bytes = f.inner() * f.elem_size;
     return nd >= 2 && f.mode[op_dst] != inner_mode::transposed
            && f.mode[i] == inner_mode::scalar && f.strides[i][nd - 2] != 0
            && bytes <= expanded_cond_row_bytes
            && (i == op_cond
-               || (sources && !f.has_transposed() && f.inner() >= 2
-                   && bytes != 16));
+               || (!f.has_transposed() && f.inner() >= 2 && bytes != 16));
 }
 
-bool expands_sources(kernel_isa isa) {
-    return isa != kernel_isa::ref;
-}
-
-bool expanded_rows_merge(const select_folded &f, bool sources) {
+bool expanded_rows_merge(const select_folded &f) {
     const int nd = f.ndims;
     const int64_t n = f.inner();
     for (int i = 0; i < n_operands; ++i) {
         const int64_t s = f.strides[i][nd - 2];
-        if (!(i < op_dst && input_expands(f, i, sources))
+        if (!(i < op_dst && input_expands(f, i))
             && !(f.mode[i] == inner_mode::vector
                  && s == n * operand_bytes(i, f.elem_size))
             && !(f.mode[i] == inner_mode::scalar && s == 0))
@@ -894,8 +888,7 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             isa != kernel_isa::ref && stepped_fold(plan.folded, step_op, step);
     // The kernels are chosen for the fold as the row kernel reads it:
     // gathered inputs and an expanded cond from their buffers.
-    const bool sources = expands_sources(isa);
-    const select_folded f = as_gathered(plan.folded, sources);
+    const select_folded f = as_gathered(plan.folded);
     if (isa == kernel_isa::ref || (!fold_jit_able(plan.folded) && !stepped)) {
         plan.ref = coalesce_select(p);
         plan.cache_hit = true;
@@ -929,10 +922,10 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
 
     bool expands = false;
     for (int i = 0; i < op_dst; ++i) {
-        plan.expand[i] = input_expands(plan.folded, i, sources);
+        plan.expand[i] = input_expands(plan.folded, i);
         expands = expands || plan.expand[i];
     }
-    plan.expand_merged = expands && expanded_rows_merge(plan.folded, sources);
+    plan.expand_merged = expands && expanded_rows_merge(plan.folded);
     plan.expand_by_permutes =
             expands && isa == kernel_isa::avx512_core && cpu_has_avx512_vbmi();
     kernel_key key {};

@@ -480,16 +480,13 @@ constexpr int64_t expanded_cond_row_bytes = 32;
 /// The fold `f` has input i change from row to row of the walked dim (in
 /// tiles, the tile dim) and stay constant along rows of at most
 /// expanded_cond_row_bytes of dst, and dst is not transposed: cond
-/// always, a source (`sources`, expands_sources) without tiles and in
-/// rows of 2 elements or more, not of 16 bytes (select_plan::expand).
-bool input_expands(const select_folded &f, int i, bool sources);
-/// Plans of `isa` expand sources too: every plan of a JIT kernel (byte
-/// permutes or AVX2's lane shuffles repeat any element size).
-bool expands_sources(kernel_isa isa);
+/// always, a source without tiles and in rows of 2 elements or more, not
+/// of 16 bytes (select_plan::expand; plans of a JIT kernel only).
+bool input_expands(const select_folded &f, int i);
 /// Under input_expands: the rows of every operand not expanded lie back
 /// to back along the walked dim, or the operand is one element for all
 /// (select_plan::expand_merged).
-bool expanded_rows_merge(const select_folded &f, bool sources);
+bool expanded_rows_merge(const select_folded &f);
 /// `rows` rows of elements of `w` bytes, `from_stride` bytes apart, each
 /// repeated `n` times into `to`, back to back (rows * n * w bytes);
 /// `by_permutes` (select_plan::expand_by_permutes): AVX512_VBMI's byte
