@@ -108,7 +108,7 @@ select_folded as_gathered(const select_folded &f) {
 // dense Select for 3 to 16 channels) with a random mask and 1.6 ns with
 // one all true. Expanded, the row kernel selects along the rows as from
 // any vector cond (docs/performance.md, "A per-row cond over short rows").
-// Longer rows than expanded_cond_row_bytes keep the branch, which reads
+// Longer rows than expanded_row_bytes keep the branch, which reads
 // only the source it takes. A cond with no stride along the walked dim
 // decides whole calls: its branch is taken the same way row after row.
 // In tiles (an input transposed) the strips' rows, read as they lie
@@ -131,7 +131,7 @@ bool input_expands(const select_folded &f, int i) {
     const int64_t bytes = f.inner() * f.elem_size;
     return nd >= 2 && f.mode[op_dst] != inner_mode::transposed
            && f.mode[i] == inner_mode::scalar && f.strides[i][nd - 2] != 0
-           && bytes <= expanded_cond_row_bytes
+           && bytes <= expanded_row_bytes
            && (i == op_cond
                || (!f.has_transposed() && f.inner() >= 2 && bytes != 16));
 }
@@ -222,7 +222,7 @@ __attribute__((target("ssse3"))) void expand_runs(const unsigned char *src,
         expand_rows_by<2>(src + r, 1, out, n, rows - r);
 }
 
-constexpr int max_expanded_row = static_cast<int>(expanded_cond_row_bytes);
+constexpr int max_expanded_row = static_cast<int>(expanded_row_bytes);
 
 // expand_rows of elements of w > 1 bytes one element at a time.
 void expand_elems(const unsigned char *src, int64_t from_stride,

@@ -136,7 +136,7 @@ struct select_plan {
     /// kernel writes them to; null otherwise. The plan then has regular
     /// stores only.
     kernel_ptr scatter;
-    /// Per input: constant along rows of at most expanded_cond_row_bytes
+    /// Per input: constant along rows of at most expanded_row_bytes
     /// of dst, one element per row of the dim the row kernel walks (a
     /// per-pixel mask or value over channels-last data, folded to rows of
     /// C elements): the row kernel reads it as a vector from a buffer of
@@ -475,11 +475,11 @@ constexpr int64_t gather_chunk_bytes = 4096;
 /// 0.23-1.44 up to 32 bytes (1.44: 16 s8), 0.64-0.93 / 1.44-1.88 from 48
 /// to 60. Longer rows keep the branch, which reads only the source it
 /// takes (docs/performance.md, "A per-row cond over short rows").
-constexpr int64_t expanded_cond_row_bytes = 32;
+constexpr int64_t expanded_row_bytes = 32;
 
 /// The fold `f` has input i change from row to row of the walked dim (in
 /// tiles, the tile dim) and stay constant along rows of at most
-/// expanded_cond_row_bytes of dst, and dst is not transposed: cond
+/// expanded_row_bytes of dst, and dst is not transposed: cond
 /// always, a source without tiles and in rows of 2 elements or more, not
 /// of 16 bytes (select_plan::expand; plans of a JIT kernel only).
 bool input_expands(const select_folded &f, int i);
