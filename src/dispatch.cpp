@@ -185,16 +185,17 @@ constexpr expand_shuffles shuffles;
 // time. The plans run it only on CPUs with AVX2, which have SSSE3: after
 // expand_lanes' runs of 32 rows. Rows of 3 bytes took 0.07 ns a row, 32
 // bytes 0.4 ns, against 0.5 and 1.2 one row at a time in 8-byte stores
-// (Zen 5).
+// (Zen 5). Not inlined: each of expand_lanes' 31 functions of 1-byte rows
+// calls it.
 __attribute__((target("ssse3"))) inline __m128i shuffle_by(__m128i x,
                                                            const uint8_t *idx) {
     return _mm_shuffle_epi8(
             x, _mm_load_si128(reinterpret_cast<const __m128i *>(idx)));
 }
 
-__attribute__((target("ssse3"))) void expand_runs(const unsigned char *src,
-                                                  unsigned char *out, int64_t n,
-                                                  int64_t rows) {
+__attribute__((target("ssse3"), noinline)) void
+expand_runs(const unsigned char *src, unsigned char *out, int64_t n,
+            int64_t rows) {
     const auto &idx = shuffles.idx[std::min<int64_t>(n, 16)];
     int64_t r = 0;
     for (; r + 16 <= rows; r += 16, out += 16 * n) {
@@ -279,47 +280,62 @@ struct expand_tables {
 };
 constexpr expand_tables expand_idx;
 
-// expand_rows of rows back to back of n >= 2 elements of 2^l bytes, at
-// most max_expanded_row bytes, by AVX2: each run of 32 bytes of rows n
-// loads of 16 bytes broadcast to both lanes, shuffles and stores of 32
-// bytes, while a run's loads (up to 47 bytes on) stay within the rows;
-// the rest by expand_runs (1-byte elements) or one element at a time.
-// For a cond on the Zen 5 guest 0.50-0.90x the time of expand_runs alone
-// for rows of 2 to 16 bytes, 0.55-0.77x from 20 to 32
-// (docs/performance.md, "A per-row cond expanded by byte permutes").
-__attribute__((target("avx2"))) void expand_lanes(const unsigned char *src,
-                                                  unsigned char *out, int64_t n,
-                                                  int64_t rows, int l) {
-    const int k = expand_idx.first[l][n];
-    const int64_t run = 32 >> l, bytes = rows << l;
-    int64_t r = 0;
-    for (; (r << l) + 48 <= bytes; r += run, src += 32, out += 32 * n)
-        for (int64_t v = 0; v < n; ++v) {
-            const __m256i x = _mm256_broadcastsi128_si256(
-                    _mm_loadu_si128(reinterpret_cast<const __m128i *>(
-                            src + expand_idx.lane_base[k + v])));
+// The row lengths expand_lanes and expand_permuted take: n >= 2 elements
+// of 2^l bytes, at most max_expanded_row bytes.
+template <int N, int L>
+constexpr bool expandable = N >= 2 && (N << L) <= max_expanded_row;
+
+// expand_rows of rows back to back of N elements of 2^L bytes by AVX2:
+// each run of 32 bytes of rows N loads of 16 bytes broadcast to both
+// lanes, shuffles and stores of 32 bytes, while a run's loads stay within
+// the rows; the rest by expand_runs (1-byte elements) or one element at a
+// time. One function per row length, its loads and shuffles at fixed
+// offsets and its loops unrolled: on the Zen 5 guest 0.14-0.45x the time
+// of one loop over n for rows of up to 16 bytes, 0.65x for rows of 24 and
+// 32 bytes (docs/performance.md, "The expansion per row length").
+template <int N, int L>
+__attribute__((target("avx2"))) void
+expand_lanes(const unsigned char *src, unsigned char *out, int64_t rows) {
+    constexpr int k = expand_idx.first[L][N];
+    // The bytes a run's loads reach.
+    constexpr int reach = [] {
+        int r = 32;
+        for (int v = 0; v < N; ++v)
+            r = std::max(r, expand_idx.lane_base[k + v] + 16);
+        return r;
+    }();
+    const int64_t bytes = rows << L;
+    int64_t b = 0;
+    for (; b + reach <= bytes; b += 32, src += 32, out += 32 * N)
+        for (int v = 0; v < N; ++v)
             _mm256_storeu_si256(
                     reinterpret_cast<__m256i *>(out + 32 * v),
                     _mm256_shuffle_epi8(
-                            x,
+                            _mm256_broadcastsi128_si256(_mm_loadu_si128(
+                                    reinterpret_cast<const __m128i *>(
+                                            src
+                                            + expand_idx.lane_base[k + v]))),
                             _mm256_load_si256(reinterpret_cast<const __m256i *>(
                                     expand_idx.lanes[k + v]))));
-        }
-    if (l == 0)
-        expand_runs(src, out, n, rows - r);
-    else
-        expand_elems(src, int64_t { 1 } << l, out, n, rows - r,
-                     int64_t { 1 } << l);
+    const int64_t r = b >> L;
+    if (L == 0) {
+        expand_runs(src, out, N, rows - r);
+        return;
+    }
+    for (int64_t i = r; i < rows; ++i, src += 1 << L)
+        for (int v = 0; v < N; ++v, out += 1 << L)
+            std::memcpy(out, src, size_t { 1 } << L);
 }
 
-// expand_rows of rows back to back of n >= 2 elements of 2^l bytes, at
-// most max_expanded_row bytes, out by AVX512_VBMI byte permutes: each run
-// of 64 bytes of rows one load and n permutes and stores of 64 bytes; the
-// rows after the last whole run the same way from a load of just their
-// bytes, the last vector stored under a mask. For a cond on the Zen 5
-// guest 0.26-0.39x the time of expand_runs for rows of 2 to 16 bytes,
-// 0.13-0.19x from 20 to 32 (docs/performance.md, "A per-row cond
-// expanded by byte permutes").
+// expand_rows of rows back to back of N elements of 2^L bytes by
+// AVX512_VBMI byte permutes: each run of 64 bytes of rows one load and N
+// permutes and stores of 64 bytes; the rows after the last whole run the
+// same way from a load of just their bytes, the last vector stored under
+// a mask. For a cond on the Zen 5 guest 0.26-0.39x the time of
+// expand_runs for rows of 2 to 16 bytes, 0.13-0.19x from 20 to 32 (docs/
+// performance.md, "A per-row cond expanded by byte permutes"); one
+// function per row length, 0.68-0.94x the time of one loop over n ("The
+// expansion per row length").
 // (The unmasked intrinsic's undefined merge operand trips g++ 12's
 // -Wmaybe-uninitialized; an all-ones zeroing mask compiles to the plain
 // vpermb.)
@@ -329,32 +345,63 @@ permute_by(__m512i x, const uint8_t *idx) {
                                          _mm512_load_si512(idx), x);
 }
 
+template <int N, int L>
 __attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2"))) void
-expand_permuted(const unsigned char *src, unsigned char *out, int64_t n,
-                int64_t rows, int l) {
-    const uint8_t *const idx = expand_idx.permutes[expand_idx.first[l][n]];
-    const int64_t run = 64 >> l;
+expand_permuted(const unsigned char *src, unsigned char *out, int64_t rows) {
+    constexpr int k = expand_idx.first[L][N];
+    const uint8_t(*const idx)[64] = expand_idx.permutes + k;
+    constexpr int64_t run = 64 >> L;
     int64_t r = 0;
-    for (; r + run <= rows; r += run, src += 64, out += 64 * n) {
+    for (; r + run <= rows; r += run, src += 64, out += 64 * N) {
         const __m512i x = _mm512_loadu_si512(src);
-        for (int64_t v = 0; v < n; ++v)
-            _mm512_storeu_si512(out + 64 * v, permute_by(x, idx + 64 * v));
+        for (int v = 0; v < N; ++v)
+            _mm512_storeu_si512(out + 64 * v, permute_by(x, idx[v]));
     }
     if (r == rows)
         return;
-    const auto left = static_cast<uint64_t>((rows - r) << l);
+    const auto left = static_cast<uint64_t>((rows - r) << L);
     const __m512i x = _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, left), src);
-    int64_t v = 0;
-    for (int64_t bytes = ((rows - r) * n) << l; bytes > 0; ++v, bytes -= 64) {
+    int64_t bytes = ((rows - r) * N) << L;
+    for (int v = 0; bytes > 0; ++v, bytes -= 64) {
         if (bytes >= 64)
-            _mm512_storeu_si512(out + 64 * v, permute_by(x, idx + 64 * v));
+            _mm512_storeu_si512(out + 64 * v, permute_by(x, idx[v]));
         else
             _mm512_mask_storeu_epi8(
                     out + 64 * v,
                     _bzhi_u64(~0ull, static_cast<uint64_t>(bytes)),
-                    permute_by(x, idx + 64 * v));
+                    permute_by(x, idx[v]));
     }
 }
+
+// expand_lanes and expand_permuted, by [l][n] (null where not expandable).
+using expand_fn = void (*)(const unsigned char *, unsigned char *, int64_t);
+struct expand_fns {
+    expand_fn lanes[4][max_expanded_row + 1];
+    expand_fn permuted[4][max_expanded_row + 1];
+};
+template <int L, int N>
+constexpr void set_expand_fns(expand_fns &t) {
+    if constexpr (expandable<N, L>) {
+        t.lanes[L][N] = &expand_lanes<N, L>;
+        t.permuted[L][N] = &expand_permuted<N, L>;
+    }
+}
+template <int L, int... Ns>
+constexpr void set_expand_fns(expand_fns &t,
+                              std::integer_sequence<int, Ns...>) {
+    (set_expand_fns<L, Ns>(t), ...);
+}
+constexpr expand_fns make_expand_fns() {
+    expand_fns t {};
+    constexpr auto ns =
+            std::make_integer_sequence<int, max_expanded_row + 1> {};
+    set_expand_fns<0>(t, ns);
+    set_expand_fns<1>(t, ns);
+    set_expand_fns<2>(t, ns);
+    set_expand_fns<3>(t, ns);
+    return t;
+}
+constexpr expand_fns expanders = make_expand_fns();
 
 } // namespace
 
@@ -365,7 +412,8 @@ void expand_rows(const void *from, int64_t from_stride, void *to, int64_t n,
     const int l = w == 1 ? 0 : w == 2 ? 1 : w == 4 ? 2 : 3;
     const bool runs = from_stride == w && n >= 2 && n * w <= max_expanded_row;
     if (runs)
-        (by_permutes ? expand_permuted : expand_lanes)(src, out, n, rows, l);
+        (by_permutes ? expanders.permuted : expanders.lanes)[l][n](src, out,
+                                                                   rows);
     else if (w > 1)
         expand_elems(src, from_stride, out, n, rows, w);
     else if (from_stride == 1 && n >= 2)

@@ -449,6 +449,69 @@ TEST_P(kernel_guard, PerRowInputsOverShortRowsAgainstGuards) {
         }
 }
 
+using expand_guard = isa_test;
+
+TEST_P(expand_guard, ExpandedRowsEveryLengthAgainstGuards) {
+    // expand_rows alone, as a JIT plan runs it (select_plan::
+    // expand_by_permutes: AVX512_VBMI's permutes in AVX-512 plans, else
+    // AVX2's shuffles within lanes): one function per row length of n
+    // elements of w bytes, so every n of 2 to 32 bytes a row, for row
+    // counts around the runs (64 bytes of rows with permutes, 32 with
+    // shuffles, and the bytes a run's loads reach) and a call's 4096
+    // bytes out; rows back to back (the runs) and 3 elements apart (one
+    // row at a time). The rows end right before a guard page, and so does
+    // out; the 64 bytes before out must not change. Each element of out
+    // must be its row's, bit for bit.
+    auto &g = rng();
+    int fails = 0;
+    const bool permutes =
+            kisa() == si::kernel_isa::avx512_core && si::cpu_has_avx512_vbmi();
+    std::vector<int64_t> row_counts;
+    for (int64_t r = 1; r <= 72; ++r)
+        row_counts.push_back(r);
+    for (int64_t r : { 95, 96, 97, 127, 128, 129, 200, 341, 682, 1365, 2048 })
+        row_counts.push_back(r);
+    guarded_mem from(4 * 2048 * 8), to(4096 + 64);
+    ASSERT_TRUE(from.ok() && to.ok()) << "mmap/mprotect failed";
+    for (int64_t w : { 1, 2, 4, 8 })
+        for (int64_t n = 2; n * w <= 32; ++n)
+            for (int64_t rows : row_counts) {
+                if (rows * n * w > 4096)
+                    continue;
+                for (int64_t step : { int64_t { 1 }, int64_t { 3 } }) {
+                    const auto in_bytes =
+                            static_cast<size_t>(((rows - 1) * step + 1) * w);
+                    const auto out_bytes = static_cast<size_t>(rows * n * w);
+                    uint8_t *const src = from.at_end(in_bytes);
+                    uint8_t *const out = to.at_end(out_bytes);
+                    fill_bytes(src, in_bytes, g);
+                    fill_bytes(out - 64, out_bytes + 64, g);
+                    const std::vector<uint8_t> before(out - 64, out);
+                    si::expand_rows(src, step * w, out, n, rows, w, permutes);
+                    std::string bad;
+                    for (int64_t r = 0; r < rows && bad.empty(); ++r)
+                        for (int64_t k = 0; k < n && bad.empty(); ++k)
+                            if (std::memcmp(out + (r * n + k) * w,
+                                            src + r * step * w,
+                                            static_cast<size_t>(w)))
+                                bad = "row " + std::to_string(r) + " element "
+                                      + std::to_string(k);
+                    if (bad.empty()
+                        && !std::equal(before.begin(), before.end(), out - 64))
+                        bad = "a byte before out changed";
+                    KT_EXPECT(fails,
+                              ::testing::AssertionResult(bad.empty()) << bad,
+                              "w " + std::to_string(w) + " n "
+                                      + std::to_string(n) + " rows "
+                                      + std::to_string(rows) + " step "
+                                      + std::to_string(step)
+                                      + (permutes ? " permutes" : " lanes"));
+                }
+            }
+}
+
+SELGRAPH_INSTANTIATE_PER_JIT_ISA(expand_guard);
+
 TEST_P(kernel_guard, SteppedOperandsAgainstGuards) {
     // Operands with a step along the row: src_0 every other element and
     // dst every third, gathered and scattered per call by the stepped
