@@ -225,12 +225,14 @@ expand_runs(const unsigned char *src, unsigned char *out, int64_t n,
 
 constexpr int max_expanded_row = static_cast<int>(expanded_row_bytes);
 
-// expand_rows of elements of w > 1 bytes one element at a time.
+// expand_rows of elements of W > 1 bytes one element at a time (a copy
+// of a known width: one move).
+template <int W>
 void expand_elems(const unsigned char *src, int64_t from_stride,
-                  unsigned char *out, int64_t n, int64_t rows, int64_t w) {
+                  unsigned char *out, int64_t n, int64_t rows) {
     for (int64_t r = 0; r < rows; ++r, src += from_stride)
-        for (int64_t k = 0; k < n; ++k, out += w)
-            std::memcpy(out, src, static_cast<size_t>(w));
+        for (int64_t k = 0; k < n; ++k, out += W)
+            std::memcpy(out, src, W);
 }
 
 // The index vectors of expand_lanes and expand_permuted, for rows of n
@@ -318,13 +320,10 @@ expand_lanes(const unsigned char *src, unsigned char *out, int64_t rows) {
                             _mm256_load_si256(reinterpret_cast<const __m256i *>(
                                     expand_idx.lanes[k + v]))));
     const int64_t r = b >> L;
-    if (L == 0) {
+    if constexpr (L == 0)
         expand_runs(src, out, N, rows - r);
-        return;
-    }
-    for (int64_t i = r; i < rows; ++i, src += 1 << L)
-        for (int v = 0; v < N; ++v, out += 1 << L)
-            std::memcpy(out, src, size_t { 1 } << L);
+    else
+        expand_elems<1 << L>(src, 1 << L, out, N, rows - r);
 }
 
 // expand_rows of rows back to back of N elements of 2^L bytes by
@@ -414,8 +413,12 @@ void expand_rows(const void *from, int64_t from_stride, void *to, int64_t n,
     if (runs)
         (by_permutes ? expanders.permuted : expanders.lanes)[l][n](src, out,
                                                                    rows);
-    else if (w > 1)
-        expand_elems(src, from_stride, out, n, rows, w);
+    else if (w == 2)
+        expand_elems<2>(src, from_stride, out, n, rows);
+    else if (w == 4)
+        expand_elems<4>(src, from_stride, out, n, rows);
+    else if (w == 8)
+        expand_elems<8>(src, from_stride, out, n, rows);
     else if (from_stride == 1 && n >= 2)
         expand_runs(src, out, n, rows);
     else if (n >= 8)
