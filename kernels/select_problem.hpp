@@ -76,6 +76,13 @@ constexpr int64_t short_row_bytes = 1024, wide_row_elems = 1024;
 /// tile dim (src/broadcast.cpp, step 8).
 constexpr int64_t short_line_bytes = 512;
 
+/// dst's pieces: a transposed dst's rows under dst_piece_row_bytes merge
+/// with the dim outside the tile dim for the inputs (src/broadcast.cpp,
+/// step 7's mirror). Survey layouts on the Zen 5 guest ran 1.1-5.7x as
+/// fast so in rows of 4 to 202 bytes, and 0.7-1.0x in rows of 376 to 608
+/// (docs/performance.md, "A transposed dst in pieces").
+constexpr int64_t dst_piece_row_bytes = 256;
+
 struct select_folded {
     int ndims = 1; ///< folded dims; dims[ndims-1] is the inner dim
     int64_t dims[max_ndims] = {};
@@ -99,7 +106,9 @@ struct select_folded {
     /// merged into a short row for every operand but the transposed inputs,
     /// whose lines it leaves in pieces of `piece` columns, each transposed
     /// operand's pieces piece_stride[i] bytes apart (column c of the row at
-    /// (c / piece) * piece_stride[i] + (c % piece) * strides[i][inner]).
+    /// (c / piece) * piece_stride[i] + (c % piece) * strides[i][inner]);
+    /// or, with dst transposed (and no input), for the inputs but not dst,
+    /// whose pieces lie piece_stride[op_dst] bytes apart.
     /// 0: no pieces, every operand's columns at one stride.
     int64_t piece = 0;
     int64_t piece_stride[n_operands] = {};

@@ -44,6 +44,12 @@
 //    input a piece at a time (src/parallel_execute.cpp). A tensor with
 //    every dim reversed ([N, C, H, W] stored as [W, H, C, N]) against dst
 //    then folds to rows of H * W in pieces of W, not to rows of W.
+//    The mirror, where dst is the transposed operand (a fold in the
+//    inputs' order) and every input is contiguous across the row and the
+//    dim outside the tile dim (or one element for both): the row merges
+//    with that dim for the inputs, and dst's lines of the long row come
+//    in pieces. Inputs [A, B, C] written to a dst stored [C, B, A] then
+//    run rows of B * C rather than of C (a tile per index of B before).
 // 8. A tile dim whose lines are short for some transposed input (under
 //    512 bytes: 16 images of a batch-innermost tensor) and along which
 //    every transposed input continues contiguously into the next outer
@@ -175,6 +181,28 @@ void merge_pieces(select_folded &f, const int64_t *esize) {
     for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::transposed)
             f.piece_stride[i] = f.strides[i][b];
+    f.dims[in] = n * f.dims[b];
+    remove_dim(f, b);
+}
+
+// Step 7's mirror for a transposed dst (see the top of the file), on a
+// fold whose tile dim is placed: dst's lines of the long row come in
+// pieces, and every input is read along it as it is.
+void merge_dst_pieces(select_folded &f, const int64_t *esize) {
+    const int nd = f.ndims;
+    if (nd < 3 || f.tdim != nd - 2 || f.rep > 1
+        || f.mode[op_dst] != inner_mode::transposed)
+        return;
+    const int in = nd - 1, b = nd - 3;
+    const int64_t n = f.dims[in];
+    if (n * esize[op_dst] >= dst_piece_row_bytes)
+        return;
+    for (int i = 0; i < op_dst; ++i)
+        if (f.mode[i] == inner_mode::transposed
+            || f.strides[i][b] != f.strides[i][in] * n)
+            return;
+    f.piece = n;
+    f.piece_stride[op_dst] = f.strides[op_dst][b];
     f.dims[in] = n * f.dims[b];
     remove_dim(f, b);
 }
@@ -313,6 +341,7 @@ select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
         }
         f.tdim = n - 2;
         merge_pieces(f, esize);
+        merge_dst_pieces(f, esize);
         merge_row_groups(f, esize);
     }
 

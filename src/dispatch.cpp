@@ -1047,7 +1047,8 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     kdt.dst_transposed = 1;
     kdt.unroll = 0;
     const int nd = f.ndims;
-    bool dt = nd >= 2 && f.mode[op_dst] == inner_mode::transposed;
+    // Not over dst's pieces: the kernels write whole lines of columns.
+    bool dt = nd >= 2 && f.mode[op_dst] == inner_mode::transposed && !f.piece;
     for (int i = 0; i < op_dst; ++i)
         dt = dt && f.mode[i] != inner_mode::transposed;
     // Rows of a few elements first, then tiles of a few rows; 1-byte
@@ -1136,10 +1137,10 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             // dst itself streams only where each column is whole lines.
             const bool off_lines = f.strides[op_dst][nd - 1] % 64 != 0;
             plan.transpose_dst_nt = get_transpose_kernel(tuned_transpose_key(
-                    transpose_kernel_isa(isa, op_dst, f.elem_size,
-                                         f.dims[nd - 2], f.dims[nd - 1], false,
-                                         f.strides[op_dst][nd - 1], true,
-                                         tuning),
+                    transpose_kernel_isa(
+                            isa, op_dst, f.elem_size, f.dims[nd - 2],
+                            f.piece ? f.piece : f.dims[nd - 1], false,
+                            f.strides[op_dst][nd - 1], true, tuning),
                     f.elem_size, true));
             if (dt && (kdt.dt_rows || !off_lines)) {
                 kdt.nt_stores = 1;

@@ -474,15 +474,19 @@ struct tiled_runner {
         // than beyond it; where they span many pages, in bands of 1 MiB of
         // them every page a band stores into stays in the TLB over its
         // blocks (transposed_dst_band; docs/performance.md).
-        if (tr[op_dst])
+        // dst's pieces (select_folded::piece) are stored a piece per call,
+        // each its own columns' lines: no bands, staging or carry.
+        const bool dst_pieces = tr[op_dst] && f.piece;
+        if (tr[op_dst] && !dst_pieces)
             dst_band = transposed_dst_band(stride[op_dst][nd - 1], tile_cols);
-        if (tr[op_dst] && tile_rows == rows && dst_block_staged(f)) {
+        if (tr[op_dst] && !dst_pieces && tile_rows == rows
+            && dst_block_staged(f)) {
             stage_tr = dst_regular;
             stage_nt = nt;
             stage_off = scratch;
             scratch += tile_rows * tile_cols * esize[op_dst] + 64;
         }
-        dst_carry = tr[op_dst] && nt && !stage_tr
+        dst_carry = tr[op_dst] && nt && !stage_tr && !dst_pieces
                     && ((reinterpret_cast<uintptr_t>(base[op_dst])
                          | static_cast<uintptr_t>(stride[op_dst][nd - 1]))
                         % 64) != 0;
@@ -600,7 +604,7 @@ struct tiled_runner {
             p.o[d] = 0;
         }
     }
-    // Column c's byte offset in operand i: a transposed input's columns
+    // Column c's byte offset in operand i: a transposed operand's columns
     // come in pieces where the fold has them (select_folded::piece).
     int64_t col_offset(int i, int64_t c) const {
         const int64_t s = stride[i][f.ndims - 1];
@@ -1034,6 +1038,26 @@ struct tiled_runner {
             t.carry_in = carry_in;
             t.carry_out = carry_out;
             int k = 0;
+            if (f.piece) {
+                // A call per piece (or a piece's share of the tile), into
+                // its own dst lines.
+                const int64_t c0 = tl.c0;
+                for (int64_t c = c0; c < c0 + nc;) {
+                    const int64_t m =
+                            std::min(f.piece - c % f.piece, c0 + nc - c);
+                    t.src = sp + (c - c0) * esize[op_dst];
+                    t.dst = d0 + col_offset(op_dst, c) - col_offset(op_dst, c0);
+                    t.rows = static_cast<uint64_t>(m);
+                    t.carry = nullptr;
+                    t.pf_next = k < n_pf ? pf.at[k] : nullptr;
+                    t.pf_next_bytes =
+                            k < n_pf ? static_cast<uint64_t>(pf.bytes[k]) : 0;
+                    ++k;
+                    dtr->fn()(&t);
+                    c += m;
+                }
+                return;
+            }
             for (int64_t b0 = 0; b0 < nc; b0 += band) {
                 t.src = sp + b0 * esize[op_dst];
                 t.dst = d0 + b0 * stride[op_dst][in];
@@ -1351,6 +1375,30 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
     // 1.11-1.26x over panels of 128 rows; docs/performance.md).
     if (t.repeated && fit >= rows && balanced(outer))
         return { rows, inner };
+    // dst's pieces (select_folded::piece), stored a piece per transpose
+    // call and never carried: tiles whose scratch fits piece_budget (about
+    // an L1), of all rows where a piece of them fits it (each call then
+    // stores a whole line of the tile dim into each of its dst lines,
+    // right after the previous piece's), else of even row blocks that do
+    // (a block of a few rows left over stored each line in two calls
+    // apart), by as many whole pieces as fit. Survey cases on the Zen 5
+    // guest: [154, 145, 23] f64 with dst reversed ran at 55 GB/s in half
+    // the panel budget, 77-83 in 64 KiB (docs/performance.md, "A
+    // transposed dst in pieces").
+    if (f.mode[op_dst] == inner_mode::transposed && f.piece) {
+        constexpr int64_t piece_budget = 64 * 1024;
+        const int64_t fit_rows =
+                std::max<int64_t>(16, piece_budget / (f.piece * t.w_sum));
+        const int64_t n_rb = (rows + fit_rows - 1) / fit_rows;
+        const int64_t r =
+                n_rb == 1 ? rows
+                          : std::min(rows,
+                                     ((rows + n_rb - 1) / n_rb + 15) / 16 * 16);
+        const int64_t cols =
+                std::min(inner, std::max(f.piece, piece_budget / (r * t.w_sum)
+                                                          / f.piece * f.piece));
+        return shared_tiles(r, cols, 16);
+    }
     // A transposed dst: the row kernel writes a panel into the scratch
     // while it streams the inputs through L2, and only then do the
     // transposes read the panel back, so its panels take half the budget

@@ -1375,9 +1375,9 @@ inline si::kernel_isa dst_nt_transpose_isa(const si::select_plan &plan,
                                            si::kernel_isa isa) {
     const si::select_folded &f = plan.folded;
     return si::transpose_kernel_isa(isa, si::op_dst, f.elem_size,
-                                    f.dims[f.ndims - 2], f.dims[f.ndims - 1],
-                                    false, f.strides[si::op_dst][f.ndims - 1],
-                                    true, si::this_cpu_tuning());
+                                    f.dims[f.ndims - 2], call_lines(f), false,
+                                    f.strides[si::op_dst][f.ndims - 1], true,
+                                    si::this_cpu_tuning());
 }
 
 /// That kernel's name.

@@ -843,6 +843,93 @@ TEST_P(kernel_layouts_guard, PiecesOfAFewColumnsAgainstGuards) {
             }
 }
 
+TEST_P(kernel_layouts_guard, DstPiecesAgainstGuards) {
+    // Row-major inputs [A, B, C] and a dst stored with every dim reversed
+    // (strides {1, A, A * B}; a 4-D [A, 2, B, C] stored (C, B, 2, A) too):
+    // the fold follows the inputs' order, the tile dim is A, and dst's
+    // lines of the row B * C come in pieces of C (docs/broadcast-folding.md,
+    // step 7's mirror): a transpose call per piece. Pieces of 3 to 31
+    // columns, tile dims around the vector and register tile sizes, rows
+    // long enough for tiles narrower than the row (cut inside a piece), a
+    // 0-D src_1 beside them; regular and non-temporal stores, every tensor
+    // against a guard page at either end, 1 to 3 threads, bit for bit
+    // against the reference.
+    auto &g = rng();
+    int fails = 0;
+    const std::vector<dims_t> shapes = {
+        { 17, 5, 3 },   { 64, 9, 10 },   { 65, 7, 22 },    { 130, 3, 31 },
+        { 33, 300, 7 }, { 257, 700, 5 }, { 16, 2, 3, 13 }, { 40, 2, 5, 9 },
+    };
+    for (int w : { 1, 2, 4, 8 })
+        for (const dims_t &d : shapes)
+            for (bool scalar_src1 : { false, true }) {
+                const int64_t n = [&] {
+                    int64_t e = 1;
+                    for (int64_t x : d)
+                        e *= x;
+                    return e;
+                }();
+                if (n * w > (int64_t(8) << 20) || (scalar_src1 && w != 2))
+                    continue;
+                perm_t rev(d.size());
+                for (size_t k = 0; k < d.size(); ++k)
+                    rev[k] = static_cast<int>(d.size() - 1 - k);
+                nd_spec ns = full_spec(d, w);
+                ns.strides[si::op_dst] = perm_strides(d, rev);
+                if (scalar_src1) {
+                    ns.in[2] = {};
+                    ns.strides[2] = {};
+                    ns.dst_from_inputs = false;
+                    ns.dst = d;
+                }
+                const si::select_nd p = make_nd(ns);
+                // dims [A, mid..., B, C]: dst's B lies A x mid apart.
+                const size_t nd = d.size();
+                const int64_t c = d[nd - 1], b = d[nd - 2], a = d[0];
+                int64_t mid = 1;
+                for (size_t k = 1; k + 2 < nd; ++k)
+                    mid *= d[k];
+                for (bool nt : { false, true }) {
+                    const si::select_plan plan = si::plan_select(
+                            p, nt ? si::nt_candidate_bytes() : 0);
+                    const std::string desc =
+                            nd_str(p) + (nt ? " (nt)" : " (regular)");
+                    KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                    const si::select_folded &f = plan.folded;
+                    KT_EXPECT(
+                            fails,
+                            ::testing::AssertionResult(
+                                    f.mode[si::op_dst]
+                                            == si::inner_mode::transposed
+                                    && f.piece == c && f.inner() == b * c
+                                    && f.dims[f.ndims - 2] == a
+                                    && f.piece_stride[si::op_dst] == a * mid * w
+                                    && !plan.kernel_dt)
+                                    << si::folded2str(f) << " "
+                                    << plan.kernel_str(),
+                            desc);
+                    run_guarded_1_to_3(fails, p, plan, desc, g);
+                    if (fails >= 6)
+                        return;
+                }
+            }
+    // Rows of dst_piece_row_bytes or more keep their fold: a tile per
+    // index of B.
+    for (int w : { 1, 4 }) {
+        const dims_t d = { 40, 9, si::dst_piece_row_bytes / w };
+        nd_spec ns = full_spec(d, w);
+        ns.strides[si::op_dst] = perm_strides(d, { 2, 1, 0 });
+        const si::select_nd p = make_nd(ns);
+        const si::select_plan plan = si::plan_select(p, 0);
+        KT_EXPECT(fails,
+                  ::testing::AssertionResult(plan.folded.piece == 0
+                                             && plan.folded.inner() == d[2])
+                          << si::folded2str(plan.folded),
+                  nd_str(p));
+        run_guarded_1_to_3(fails, p, plan, nd_str(p), g);
+    }
+}
+
 TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
     // Tiles whose rows (under 32 bytes) do not lie back to back run the
     // short-row kernel (kernel_key::row_len): channels-last pixels of c
