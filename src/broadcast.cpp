@@ -160,49 +160,32 @@ void widen_short_rows(select_folded &f, const int64_t *esize) {
         remove_dim(f, od); // one wide row per outer index
 }
 
-// Step 7 (see the top of the file), on a fold whose tile dim is placed.
+// Step 7 and its mirror (see the top of the file), on a fold whose tile
+// dim is placed: the transposed operands' lines of the long row come in
+// pieces (the inputs', or dst's where it is the one transposed), and
+// every other operand is read along it as it is.
 void merge_pieces(select_folded &f, const int64_t *esize) {
     const int nd = f.ndims;
-    if (nd < 3 || f.tdim != nd - 2 || f.mode[op_dst] != inner_mode::vector)
+    if (nd < 3 || f.tdim != nd - 2 || f.rep > 1)
         return;
     const int in = nd - 1, b = nd - 3;
     const int64_t n = f.dims[in];
-    if (n * esize[op_dst] >= short_row_bytes)
+    const bool dst_tr = f.mode[op_dst] == inner_mode::transposed;
+    if (n * esize[op_dst] >= (dst_tr ? dst_piece_row_bytes : short_row_bytes))
         return;
     // A transposed input broadcast along that dim keeps it outside: its
     // tile is then the same for each index of it, transposed once
-    // (transposed_bytes, the tiles' scratch_memo).
+    // (transposed_bytes, the tiles' scratch_memo). Beside a transposed
+    // dst, no input is transposed.
     for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::transposed
-                    ? f.strides[i][b] == 0
+                    ? f.strides[i][b] == 0 || (dst_tr && i != op_dst)
                     : f.strides[i][b] != f.strides[i][in] * n)
             return;
     f.piece = n;
     for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::transposed)
             f.piece_stride[i] = f.strides[i][b];
-    f.dims[in] = n * f.dims[b];
-    remove_dim(f, b);
-}
-
-// Step 7's mirror for a transposed dst (see the top of the file), on a
-// fold whose tile dim is placed: dst's lines of the long row come in
-// pieces, and every input is read along it as it is.
-void merge_dst_pieces(select_folded &f, const int64_t *esize) {
-    const int nd = f.ndims;
-    if (nd < 3 || f.tdim != nd - 2 || f.rep > 1
-        || f.mode[op_dst] != inner_mode::transposed)
-        return;
-    const int in = nd - 1, b = nd - 3;
-    const int64_t n = f.dims[in];
-    if (n * esize[op_dst] >= dst_piece_row_bytes)
-        return;
-    for (int i = 0; i < op_dst; ++i)
-        if (f.mode[i] == inner_mode::transposed
-            || f.strides[i][b] != f.strides[i][in] * n)
-            return;
-    f.piece = n;
-    f.piece_stride[op_dst] = f.strides[op_dst][b];
     f.dims[in] = n * f.dims[b];
     remove_dim(f, b);
 }
@@ -341,7 +324,6 @@ select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
         }
         f.tdim = n - 2;
         merge_pieces(f, esize);
-        merge_dst_pieces(f, esize);
         merge_row_groups(f, esize);
     }
 

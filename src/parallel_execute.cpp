@@ -1048,7 +1048,6 @@ struct tiled_runner {
                     t.src = sp + (c - c0) * esize[op_dst];
                     t.dst = d0 + col_offset(op_dst, c) - col_offset(op_dst, c0);
                     t.rows = static_cast<uint64_t>(m);
-                    t.carry = nullptr;
                     t.pf_next = k < n_pf ? pf.at[k] : nullptr;
                     t.pf_next_bytes =
                             k < n_pf ? static_cast<uint64_t>(pf.bytes[k]) : 0;
