@@ -108,9 +108,16 @@ struct select_folded {
     /// operand's pieces piece_stride[i] bytes apart (column c of the row at
     /// (c / piece) * piece_stride[i] + (c % piece) * strides[i][inner]);
     /// or, with dst transposed (and no input), for the inputs but not dst,
-    /// whose pieces lie piece_stride[op_dst] bytes apart.
+    /// whose pieces lie piece_stride[op_dst] bytes apart. Pieces begin
+    /// every `piece_pitch` columns (column c of a transposed operand at
+    /// (c / piece_pitch) * piece_stride[i] + (c % piece_pitch) *
+    /// strides[i][inner]): `piece` but where dst's pieces come from inputs
+    /// whose rows are padded to a longer pitch, read along the long row
+    /// with their padding; the columns past a piece's end are no one's,
+    /// and dst gets only the pieces.
     /// 0: no pieces, every operand's columns at one stride.
     int64_t piece = 0;
+    int64_t piece_pitch = 0;
     int64_t piece_stride[n_operands] = {};
     /// Row groups (src/broadcast.cpp, step 8): the tile dim is an outer dim
     /// merged with a short tile dim of `group` rows for every transposed

@@ -50,6 +50,9 @@
 //    with that dim for the inputs, and dst's lines of the long row come
 //    in pieces. Inputs [A, B, C] written to a dst stored [C, B, A] then
 //    run rows of B * C rather than of C (a tile per index of B before).
+//    Inputs whose rows are padded alike (by under 64 bytes and at most a
+//    row) merge through their padding: dst's pieces then begin a pitch
+//    apart, and the columns between them are computed, never stored.
 // 8. A tile dim whose lines are short for some transposed input (under
 //    512 bytes: 16 images of a batch-innermost tensor) and along which
 //    every transposed input continues contiguously into the next outer
@@ -173,6 +176,31 @@ void merge_pieces(select_folded &f, const int64_t *esize) {
     const bool dst_tr = f.mode[op_dst] == inner_mode::transposed;
     if (n * esize[op_dst] >= (dst_tr ? dst_piece_row_bytes : short_row_bytes))
         return;
+    // The inputs' rows lie `pitch` columns apart along that dim: n, or,
+    // beside a transposed dst, more where every input's rows are padded
+    // alike, by under a cache line each and at most n columns (the long
+    // row then reads through the padding, no line the rows alone would
+    // not; dst stores the pieces alone).
+    int64_t pitch = n;
+    if (dst_tr)
+        for (int i = 0; i < op_dst; ++i)
+            if (f.mode[i] == inner_mode::vector) {
+                pitch = f.strides[i][b] / f.strides[i][in];
+                break;
+            }
+    if (pitch < n || pitch > 2 * n)
+        return;
+    // Padding: no element of the input lies between its rows (every other
+    // dim's lines begin past the long row, or it is broadcast along them).
+    for (int i = 0; i < op_dst && pitch > n; ++i) {
+        const int64_t s = f.strides[i][in];
+        if ((pitch - n) * s >= 64)
+            return;
+        for (int d = 0; d < nd; ++d)
+            if (d != b && d != in && f.strides[i][d] != 0
+                && f.strides[i][d] < (pitch * (f.dims[b] - 1) + n) * s)
+                return;
+    }
     // A transposed input broadcast along that dim keeps it outside: its
     // tile is then the same for each index of it, transposed once
     // (transposed_bytes, the tiles' scratch_memo). Beside a transposed
@@ -180,13 +208,14 @@ void merge_pieces(select_folded &f, const int64_t *esize) {
     for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::transposed
                     ? f.strides[i][b] == 0 || (dst_tr && i != op_dst)
-                    : f.strides[i][b] != f.strides[i][in] * n)
+                    : f.strides[i][b] != f.strides[i][in] * pitch)
             return;
     f.piece = n;
+    f.piece_pitch = pitch;
     for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::transposed)
             f.piece_stride[i] = f.strides[i][b];
-    f.dims[in] = n * f.dims[b];
+    f.dims[in] = pitch * (f.dims[b] - 1) + n;
     remove_dim(f, b);
 }
 
@@ -508,6 +537,8 @@ std::string folded2str(const select_folded &f) {
     }
     if (f.piece)
         s += " pieces=" + std::to_string(f.piece);
+    if (f.piece_pitch != f.piece)
+        s += " pitch=" + std::to_string(f.piece_pitch);
     if (f.group)
         s += " groups=" + std::to_string(f.group);
     s += " inner=";

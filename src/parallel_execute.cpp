@@ -608,9 +608,9 @@ struct tiled_runner {
     // come in pieces where the fold has them (select_folded::piece).
     int64_t col_offset(int i, int64_t c) const {
         const int64_t s = stride[i][f.ndims - 1];
-        return f.piece && tr[i]
-                       ? c / f.piece * piece_stride[i] + c % f.piece * s
-                       : c * s;
+        return f.piece && tr[i] ? c / f.piece_pitch * piece_stride[i]
+                                          + c % f.piece_pitch * s
+                                : c * s;
     }
     // Row r's byte offset in operand i: rows come in groups where the fold
     // has them (select_folded::group).
@@ -1040,11 +1040,16 @@ struct tiled_runner {
             int k = 0;
             if (f.piece) {
                 // A call per piece (or a piece's share of the tile), into
-                // its own dst lines.
+                // its own dst lines; the columns past a piece's end up to
+                // the next (the inputs' padding) are no one's.
                 const int64_t c0 = tl.c0;
                 for (int64_t c = c0; c < c0 + nc;) {
-                    const int64_t m =
-                            std::min(f.piece - c % f.piece, c0 + nc - c);
+                    const int64_t at = c % f.piece_pitch;
+                    if (at >= f.piece) {
+                        c += f.piece_pitch - at;
+                        continue;
+                    }
+                    const int64_t m = std::min(f.piece - at, c0 + nc - c);
                     t.src = sp + (c - c0) * esize[op_dst];
                     t.dst = d0 + col_offset(op_dst, c) - col_offset(op_dst, c0);
                     t.rows = static_cast<uint64_t>(m);
@@ -1386,16 +1391,16 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
     // transposed dst in pieces").
     if (f.mode[op_dst] == inner_mode::transposed && f.piece) {
         constexpr int64_t piece_budget = 64 * 1024;
+        const int64_t p = f.piece_pitch;
         const int64_t fit_rows =
-                std::max<int64_t>(16, piece_budget / (f.piece * t.w_sum));
+                std::max<int64_t>(16, piece_budget / (p * t.w_sum));
         const int64_t n_rb = (rows + fit_rows - 1) / fit_rows;
         const int64_t r =
                 n_rb == 1 ? rows
                           : std::min(rows,
                                      ((rows + n_rb - 1) / n_rb + 15) / 16 * 16);
-        const int64_t cols =
-                std::min(inner, std::max(f.piece, piece_budget / (r * t.w_sum)
-                                                          / f.piece * f.piece));
+        const int64_t cols = std::min(
+                inner, std::max(p, piece_budget / (r * t.w_sum) / p * p));
         return shared_tiles(r, cols, 16);
     }
     // A transposed dst: the row kernel writes a panel into the scratch

@@ -928,6 +928,73 @@ TEST_P(kernel_layouts_guard, DstPiecesAgainstGuards) {
                   nd_str(p));
         run_guarded_1_to_3(fails, p, plan, nd_str(p), g);
     }
+    // Inputs whose rows of C are padded alike to a pitch of C + pad (every
+    // pitch above the row: perm_strides' pad), dst reversed, padded or not:
+    // where the padding is at most C columns and under 64 bytes in every
+    // input, the long row runs through it, B - 1 pitches and a row, and dst
+    // stores only the pieces (the columns between them are no one's); a 0-D
+    // src_1 beside them reads the same. More padding, or unlike from input
+    // to input, keeps the tile per index of B.
+    struct padded_case {
+        dims_t d;
+        int64_t pad[3]; ///< cond, src_0, src_1 (-1: a 0-D src_1)
+        int64_t dst_pad;
+    };
+    const std::vector<padded_case> padded = {
+        { { 40, 9, 10 }, { 6, 6, 6 }, 0 },
+        { { 70, 5, 3 }, { 1, 1, -1 }, 2 },
+        { { 33, 13, 17 }, { 17, 17, 17 }, 5 },
+        { { 18, 2, 4, 7 }, { 3, 3, 3 }, 1 },
+        { { 65, 6, 31 }, { 7, 7, 7 }, 0 },
+        { { 40, 9, 10 }, { 11, 11, 11 }, 0 },
+        { { 40, 9, 10 }, { 6, 2, 6 }, 0 },
+    };
+    for (int w : { 1, 2, 4, 8 })
+        for (const padded_case &pc : padded) {
+            const dims_t &d = pc.d;
+            const size_t nd = d.size();
+            perm_t rev(nd), fwd(nd);
+            for (size_t k = 0; k < nd; ++k) {
+                fwd[k] = static_cast<int>(k);
+                rev[k] = static_cast<int>(nd - 1 - k);
+            }
+            nd_spec ns = full_spec(d, w);
+            for (int op = 0; op < 3; ++op)
+                ns.strides[op] = perm_strides(d, fwd, pc.pad[op]);
+            ns.strides[si::op_dst] = perm_strides(d, rev, pc.dst_pad);
+            if (pc.pad[2] < 0) {
+                ns.in[2] = {};
+                ns.strides[2] = {};
+                ns.dst_from_inputs = false;
+                ns.dst = d;
+            }
+            const si::select_nd p = make_nd(ns);
+            const int64_t c = d[nd - 1], b = d[nd - 2], pad = pc.pad[0];
+            const bool pieces = pad == pc.pad[1]
+                                && (pad == pc.pad[2] || pc.pad[2] < 0)
+                                && pad <= c && pad * w < 64
+                                && c * w < si::dst_piece_row_bytes;
+            for (bool nt : { false, true }) {
+                const si::select_plan plan =
+                        si::plan_select(p, nt ? si::nt_candidate_bytes() : 0);
+                const std::string desc =
+                        nd_str(p) + (nt ? " (nt)" : " (regular)");
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                const si::select_folded &f = plan.folded;
+                const bool as_expected =
+                        pieces ? f.piece == c && f.piece_pitch == c + pad
+                                         && f.inner() == (c + pad) * (b - 1) + c
+                               : f.piece == 0 && f.inner() == c;
+                KT_EXPECT(fails,
+                          ::testing::AssertionResult(as_expected)
+                                  << si::folded2str(f) << " "
+                                  << plan.kernel_str(),
+                          desc);
+                run_guarded_1_to_3(fails, p, plan, desc, g);
+                if (fails >= 6)
+                    return;
+            }
+        }
 }
 
 TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
