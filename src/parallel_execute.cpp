@@ -47,6 +47,11 @@ namespace {
 constexpr int64_t min_bytes_per_thread = 64 * 1024;
 constexpr int64_t chunk_align = 64; // elements
 constexpr int64_t items_per_thread = 8;
+// A transposed dst's pieces (select_folded::piece) over more rows than a
+// piece of them fits the tiles' scratch: each tile reads at least this
+// many bytes of each source's row (docs/performance.md, "Tiles of dst's
+// pieces over many rows").
+constexpr int64_t piece_run_bytes = 256;
 
 // The cond of a copy: a true byte, whose src_0 (the copied operand) every
 // element takes (staged inputs' copy plans, the stepped kernels' gathers
@@ -1388,12 +1393,27 @@ tile_shape plan_tiles(const select_folded &f, int nthreads, bool packed_dt,
     // apart), by as many whole pieces as fit. Survey cases on the Zen 5
     // guest: [154, 145, 23] f64 with dst reversed ran at 55 GB/s in half
     // the panel budget, 77-83 in 64 KiB (docs/performance.md, "A
-    // transposed dst in pieces").
+    // transposed dst in pieces"). Where those blocks would take pieces
+    // shorter than piece_run_bytes of a source, the columns come first:
+    // row blocks of one pitch read each input row a few bytes at a time,
+    // lines thousands of bytes apart (s8 rows of 10 over 5283 rows ran at
+    // 1 GB/s in blocks of 896 rows, 6.6-7.5 in blocks of 256 bytes; "Tiles
+    // of dst's pieces over many rows").
     if (f.mode[op_dst] == inner_mode::transposed && f.piece) {
         constexpr int64_t piece_budget = 64 * 1024;
         const int64_t p = f.piece_pitch;
         const int64_t fit_rows =
                 std::max<int64_t>(16, piece_budget / (p * t.w_sum));
+        // Too many rows for a piece of them, and pieces shorter than
+        // piece_run_bytes of a source: the columns first, as many whole
+        // pieces as make that run, then the rows that fit beside them.
+        const int64_t run = (piece_run_bytes / f.elem_size + p - 1) / p * p;
+        if (fit_rows < rows && p < run) {
+            const int64_t cols = std::min(inner, run);
+            const int64_t r = piece_budget / (cols * t.w_sum) / 16 * 16;
+            return shared_tiles(std::min(rows, std::max<int64_t>(16, r)), cols,
+                                16);
+        }
         const int64_t n_rb = (rows + fit_rows - 1) / fit_rows;
         const int64_t r =
                 n_rb == 1 ? rows

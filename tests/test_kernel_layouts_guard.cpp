@@ -849,16 +849,28 @@ TEST_P(kernel_layouts_guard, DstPiecesAgainstGuards) {
     // the fold follows the inputs' order, the tile dim is A, and dst's
     // lines of the row B * C come in pieces of C (docs/broadcast-folding.md,
     // step 7's mirror): a transpose call per piece. Pieces of 3 to 31
-    // columns, tile dims around the vector and register tile sizes, rows
-    // long enough for tiles narrower than the row (cut inside a piece), a
+    // columns, tile dims around the vector and register tile sizes and of
+    // more rows than a piece of them fits the scratch, rows long enough
+    // for tiles narrower than the row (cut inside a piece), a
     // 0-D src_1 beside them; regular and non-temporal stores, every tensor
     // against a guard page at either end, 1 to 3 threads, bit for bit
     // against the reference.
     auto &g = rng();
     int fails = 0;
     const std::vector<dims_t> shapes = {
-        { 17, 5, 3 },   { 64, 9, 10 },   { 65, 7, 22 },    { 130, 3, 31 },
-        { 33, 300, 7 }, { 257, 700, 5 }, { 16, 2, 3, 13 }, { 40, 2, 5, 9 },
+        { 17, 5, 3 },
+        { 64, 9, 10 },
+        { 65, 7, 22 },
+        { 130, 3, 31 },
+        { 33, 300, 7 },
+        { 257, 700, 5 },
+        { 16, 2, 3, 13 },
+        { 40, 2, 5, 9 },
+        // More rows than a piece of them fits the tiles' scratch: column
+        // blocks of piece_run_bytes, whole rows or cut into pieces.
+        { 1100, 6, 5 },
+        { 5500, 3, 3 },
+        { 1100, 40, 5 },
     };
     for (int w : { 1, 2, 4, 8 })
         for (const dims_t &d : shapes)
@@ -946,6 +958,7 @@ TEST_P(kernel_layouts_guard, DstPiecesAgainstGuards) {
         { { 33, 13, 17 }, { 17, 17, 17 }, 5 },
         { { 18, 2, 4, 7 }, { 3, 3, 3 }, 1 },
         { { 65, 6, 31 }, { 7, 7, 7 }, 0 },
+        { { 1500, 7, 9 }, { 3, 3, 3 }, 0 },
         { { 40, 9, 10 }, { 11, 11, 11 }, 0 },
         { { 40, 9, 10 }, { 6, 2, 6 }, 0 },
     };
