@@ -857,6 +857,25 @@ TEST_P(kernel_layouts_guard, DstPiecesAgainstGuards) {
     // against the reference.
     auto &g = rng();
     int fails = 0;
+    // Plans `p` with regular and non-temporal stores, expects a JIT plan
+    // whose fold `folded_ok` accepts, and runs it against the guard pages.
+    const auto plan_and_run = [&](const si::select_nd &p,
+                                  const auto &folded_ok) {
+        for (bool nt : { false, true }) {
+            const si::select_plan plan =
+                    si::plan_select(p, nt ? si::nt_candidate_bytes() : 0);
+            const std::string desc = nd_str(p) + (nt ? " (nt)" : " (regular)");
+            KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+            KT_EXPECT(fails,
+                      ::testing::AssertionResult(folded_ok(plan))
+                              << si::folded2str(plan.folded) << " "
+                              << plan.kernel_str(),
+                      desc);
+            run_guarded_1_to_3(fails, p, plan, desc, g);
+            if (fails >= 6)
+                return;
+        }
+    };
     const std::vector<dims_t> shapes = {
         { 17, 5, 3 },
         { 64, 9, 10 },
@@ -901,29 +920,16 @@ TEST_P(kernel_layouts_guard, DstPiecesAgainstGuards) {
                 int64_t mid = 1;
                 for (size_t k = 1; k + 2 < nd; ++k)
                     mid *= d[k];
-                for (bool nt : { false, true }) {
-                    const si::select_plan plan = si::plan_select(
-                            p, nt ? si::nt_candidate_bytes() : 0);
-                    const std::string desc =
-                            nd_str(p) + (nt ? " (nt)" : " (regular)");
-                    KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                plan_and_run(p, [&](const si::select_plan &plan) {
                     const si::select_folded &f = plan.folded;
-                    KT_EXPECT(
-                            fails,
-                            ::testing::AssertionResult(
-                                    f.mode[si::op_dst]
-                                            == si::inner_mode::transposed
-                                    && f.piece == c && f.inner() == b * c
-                                    && f.dims[f.ndims - 2] == a
-                                    && f.piece_stride[si::op_dst] == a * mid * w
-                                    && !plan.kernel_dt)
-                                    << si::folded2str(f) << " "
-                                    << plan.kernel_str(),
-                            desc);
-                    run_guarded_1_to_3(fails, p, plan, desc, g);
-                    if (fails >= 6)
-                        return;
-                }
+                    return f.mode[si::op_dst] == si::inner_mode::transposed
+                           && f.piece == c && f.inner() == b * c
+                           && f.dims[f.ndims - 2] == a
+                           && f.piece_stride[si::op_dst] == a * mid * w
+                           && !plan.kernel_dt;
+                });
+                if (fails >= 6)
+                    return;
             }
     // Rows of dst_piece_row_bytes or more keep their fold: a tile per
     // index of B.
@@ -987,26 +993,14 @@ TEST_P(kernel_layouts_guard, DstPiecesAgainstGuards) {
                                 && (pad == pc.pad[2] || pc.pad[2] < 0)
                                 && pad <= c && pad * w < 64
                                 && c * w < si::dst_piece_row_bytes;
-            for (bool nt : { false, true }) {
-                const si::select_plan plan =
-                        si::plan_select(p, nt ? si::nt_candidate_bytes() : 0);
-                const std::string desc =
-                        nd_str(p) + (nt ? " (nt)" : " (regular)");
-                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+            plan_and_run(p, [&](const si::select_plan &plan) {
                 const si::select_folded &f = plan.folded;
-                const bool as_expected =
-                        pieces ? f.piece == c && f.piece_pitch == c + pad
-                                         && f.inner() == (c + pad) * (b - 1) + c
-                               : f.piece == 0 && f.inner() == c;
-                KT_EXPECT(fails,
-                          ::testing::AssertionResult(as_expected)
-                                  << si::folded2str(f) << " "
-                                  << plan.kernel_str(),
-                          desc);
-                run_guarded_1_to_3(fails, p, plan, desc, g);
-                if (fails >= 6)
-                    return;
-            }
+                return pieces ? f.piece == c && f.piece_pitch == c + pad
+                                        && f.inner() == (c + pad) * (b - 1) + c
+                              : f.piece == 0 && f.inner() == c;
+            });
+            if (fails >= 6)
+                return;
         }
 }
 
