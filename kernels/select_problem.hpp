@@ -111,10 +111,11 @@ struct select_folded {
     /// whose pieces lie piece_stride[op_dst] bytes apart. Pieces begin
     /// every `piece_pitch` columns (column c of a transposed operand at
     /// (c / piece_pitch) * piece_stride[i] + (c % piece_pitch) *
-    /// strides[i][inner]): `piece` but where dst's pieces come from inputs
-    /// whose rows are padded to a longer pitch, read along the long row
-    /// with their padding; the columns past a piece's end are no one's,
-    /// and dst gets only the pieces.
+    /// strides[i][inner]): `piece` but where the operands read along the
+    /// long row (dst's pieces' inputs, or dst and the inputs beside the
+    /// transposed ones) are padded to a longer pitch, read along it with
+    /// their padding; the columns past a piece's end are no one's, and dst
+    /// gets only the pieces.
     /// 0: no pieces, every operand's columns at one stride.
     int64_t piece = 0;
     int64_t piece_pitch = 0;
@@ -129,6 +130,13 @@ struct select_folded {
     int64_t group_stride[n_operands] = {};
 
     bool has_transposed() const { return tdim >= 0; }
+    /// Pieces of transposed inputs (not dst) a pitch apart: dst's long row
+    /// has columns that are no one's, so the row kernel runs a piece at a
+    /// time and never stores them.
+    bool gapped_pieces() const {
+        return piece > 0 && piece_pitch > piece
+               && mode[op_dst] != inner_mode::transposed;
+    }
 
     int64_t inner() const { return dims[ndims - 1]; }
     int64_t rows() const {

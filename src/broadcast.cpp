@@ -53,6 +53,11 @@
 //    Inputs whose rows are padded alike (by under 64 bytes and at most a
 //    row) merge through their padding: dst's pieces then begin a pitch
 //    apart, and the columns between them are computed, never stored.
+//    Step 7 itself the same way: where dst and the inputs read along the
+//    row are padded alike, the long row runs through their padding, each
+//    transposed input's pieces begin a pitch apart in its scratch, and the
+//    row kernel runs a piece at a time, so that no byte of dst's padding
+//    is written.
 // 8. A tile dim whose lines are short for some transposed input (under
 //    512 bytes: 16 images of a batch-innermost tensor) and along which
 //    every transposed input continues contiguously into the next outer
@@ -176,23 +181,28 @@ void merge_pieces(select_folded &f, const int64_t *esize) {
     const bool dst_tr = f.mode[op_dst] == inner_mode::transposed;
     if (n * esize[op_dst] >= (dst_tr ? dst_piece_row_bytes : short_row_bytes))
         return;
-    // The inputs' rows lie `pitch` columns apart along that dim: n, or,
-    // beside a transposed dst, more where every input's rows are padded
-    // alike, by under a cache line each and at most n columns (the long
-    // row then reads through the padding, no line the rows alone would
-    // not; dst stores the pieces alone).
+    // The rows of the operands read along the long row (every one but the
+    // transposed) lie `pitch` columns apart along that dim: n, or more
+    // where they are padded alike, by under a cache line each and at most
+    // n columns. The long row then reads through the padding, no line the
+    // rows alone would not, and dst gets the pieces alone: beside a
+    // transposed dst its transposes store them, beside transposed inputs
+    // the row kernel runs a piece at a time (select_folded::
+    // gapped_pieces).
     int64_t pitch = n;
-    if (dst_tr)
-        for (int i = 0; i < op_dst; ++i)
-            if (f.mode[i] == inner_mode::vector) {
-                pitch = f.strides[i][b] / f.strides[i][in];
-                break;
-            }
+    for (int i = 0; i < n_operands; ++i)
+        if (f.mode[i] == inner_mode::vector) {
+            pitch = f.strides[i][b] / f.strides[i][in];
+            break;
+        }
     if (pitch < n || pitch > 2 * n)
         return;
-    // Padding: no element of the input lies between its rows (every other
-    // dim's lines begin past the long row, or it is broadcast along them).
-    for (int i = 0; i < op_dst && pitch > n; ++i) {
+    // Padding: no element of the operand lies between its rows (every
+    // other dim's lines begin past the long row, or it is broadcast along
+    // them).
+    for (int i = 0; i < n_operands && pitch > n; ++i) {
+        if (f.mode[i] == inner_mode::transposed)
+            continue;
         const int64_t s = f.strides[i][in];
         if ((pitch - n) * s >= 64)
             return;

@@ -869,6 +869,27 @@ void set_row_len(const select_folded &f, const transpose_kernel *const *tr,
     // read from its tile's scratch.
     const bool cond_along = f.mode[op_cond] == inner_mode::vector
                             || f.mode[op_cond] == inner_mode::transposed;
+    // Pieces a pitch apart beside transposed inputs: each row's pieces are
+    // one call's rows, pitch elements apart in every operand that moves
+    // along them (a transposed input's scratch too; tiled_runner::
+    // run_rows), the padded short rows' stream where it takes them, else
+    // short rows.
+    if (f.gapped_pieces()) {
+        kernel_key k = key;
+        k.row_len = static_cast<uint8_t>(std::min<int64_t>(f.piece, 255));
+        k.row_pitch =
+                static_cast<uint8_t>(std::min<int64_t>(f.piece_pitch, 255));
+        if (!cond_along || f.piece >= 64)
+            return;
+        if (row_len_supported(k)) {
+            key = k;
+            return;
+        }
+        k.row_pitch = 0;
+        if (row_len_supported(k))
+            key = k;
+        return;
+    }
     if (nd < 2 || !cond_along || f.mode[op_dst] != inner_mode::vector
         || f.dims[nd - 2] < 2 || f.inner() >= 64)
         return;
@@ -1150,9 +1171,9 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
                     kdt.dt_prefetch = 1;
                 plan.kernel_dt_nt = get(kdt);
             }
-        } else if (!key.row_len) {
-            // Rows shorter than a vector store under masks or in parts:
-            // no streaming stores.
+        } else if (!key.row_len && !f.gapped_pieces()) {
+            // Rows shorter than a vector store under masks or in parts,
+            // and pieces a pitch apart a call each: no streaming stores.
             kernel_key knt = key;
             knt.nt_stores = 1;
             plan.kernel_nt = get(knt);

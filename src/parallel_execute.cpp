@@ -464,7 +464,9 @@ struct tiled_runner {
                             : dt_regular;
             tr[op_dst] = nullptr;
         }
-        gaps = row_pitch > 0;
+        // (Pieces a pitch apart take the stream along each long row
+        // instead: their scratch rows are the tile's columns.)
+        gaps = row_pitch > 0 && !f.gapped_pieces();
         for (int i = 0; i < n_operands; ++i) {
             if (!tr[i] || copy_direct)
                 continue;
@@ -524,7 +526,7 @@ struct tiled_runner {
             else
                 flat = rs == (scalar ? 0 : inner * esize[i]);
         }
-        if (row_len)
+        if (row_len || f.gapped_pieces())
             flat = false;
         if (flat && !row_vectors)
             wide = strip;
@@ -774,18 +776,29 @@ struct tiled_runner {
     // the kernels' own): without that, those columns of every piece were
     // read on demand, and L22 f32 (pieces of 56) took 1.14-1.19x the time
     // (medians of four rounds, both ISAs; docs/performance.md).
+    // Pieces a pitch apart (select_folded::gapped_pieces) leave the
+    // scratch's columns between them unwritten: the row kernel never reads
+    // them.
     void transpose_pieces(int i, int64_t c0, const void *src, int64_t nr,
                           int64_t nc, char *sp, int64_t dst_ld) const {
-        const int64_t n = f.piece;
+        const int64_t n = f.piece, pitch = f.piece_pitch;
         const int64_t src_ld = stride[i][f.ndims - 1];
         const auto line_bytes = static_cast<uintptr_t>(nr * esize[i]);
-        const char *p = static_cast<const char *>(src);
-        for (int64_t c = c0; c < c0 + nc;) {
-            const int64_t k = std::min(n - c % n, c0 + nc - c);
-            const char *const np = p + col_offset(i, c + k) - col_offset(i, c);
+        const int64_t off0 = col_offset(i, c0);
+        // The first piece column at or after c.
+        const auto piece_col = [&](int64_t c) {
+            return c % pitch < n ? c : c + pitch - c % pitch;
+        };
+        for (int64_t c = piece_col(c0); c < c0 + nc;) {
+            const int64_t k = std::min(n - c % pitch, c0 + nc - c);
+            const int64_t cn = piece_col(c + k);
+            const char *const p =
+                    static_cast<const char *>(src) + col_offset(i, c) - off0;
+            const char *const np =
+                    static_cast<const char *>(src) + col_offset(i, cn) - off0;
             const int64_t ahead = std::min<int64_t>(
                     { static_cast<int64_t>(transpose_prefetch_cols), n,
-                      c0 + nc - c - k });
+                      c0 + nc - cn });
             for (int64_t j = 0; j < ahead; ++j) {
                 const auto at = reinterpret_cast<uintptr_t>(np + j * src_ld);
                 for (uintptr_t l = at & ~uintptr_t(63); l < at + line_bytes;
@@ -803,8 +816,7 @@ struct tiled_runner {
             t.fence = 0;
             t.pf_cols = static_cast<uint64_t>(k);
             transpose_block(*tr[i], t, esize[i]);
-            p = np;
-            c += k;
+            c = cn;
         }
     }
 
@@ -855,6 +867,69 @@ struct tiled_runner {
                  std::min(lines * (s + 1) / n * 64, bytes) };
     }
 
+    // The row kernel over `a`'s rows of the columns [c0, c0 + a.n). With
+    // pieces a pitch apart (select_folded::gapped_pieces; `wide` is 1),
+    // each row's pieces are the rows of a call, pitch elements apart, and
+    // a piece cut by the columns' ends a call of its own, so that dst's
+    // columns between the pieces, which are no one's, are never stored.
+    // An operand's column step is its element's bytes (a transposed
+    // input's scratch, an expanded cond's bytes, a vector) or 0 (a
+    // scalar).
+    void run_rows(const select_call_args &a, int64_t c0) const {
+        if (!f.gapped_pieces()) {
+            fn(&a);
+            return;
+        }
+        const int in = f.ndims - 1;
+        const char *const at[n_operands] = { static_cast<const char *>(a.cond),
+                                             static_cast<const char *>(a.src0),
+                                             static_cast<const char *>(a.src1),
+                                             static_cast<const char *>(a.dst) };
+        const int64_t rs[n_operands] = { a.cond_stride, a.src0_stride,
+                                         a.src1_stride, a.dst_stride };
+        int64_t step[n_operands];
+        for (int i = 0; i < n_operands; ++i)
+            step[i] = tr[i] || (i == op_cond && expand_off >= 0)
+                                      || stride[i][in] != 0
+                              ? esize[i]
+                              : 0;
+        const int64_t n = f.piece, pitch = f.piece_pitch;
+        const auto end = c0 + static_cast<int64_t>(a.n);
+        select_call_args b = a;
+        // Row r's pieces (or parts) from column c: `count` of m columns,
+        // pitch apart.
+        const auto call = [&](int64_t r, int64_t c, int64_t m, int64_t count) {
+            const int64_t d = c - c0;
+            b.cond = at[op_cond] + r * rs[op_cond] + d * step[op_cond];
+            b.src0 = at[op_src0] + r * rs[op_src0] + d * step[op_src0];
+            b.src1 = at[op_src1] + r * rs[op_src1] + d * step[op_src1];
+            b.dst = const_cast<char *>(at[op_dst] + r * rs[op_dst]
+                                       + d * step[op_dst]);
+            b.n = static_cast<uint64_t>(m);
+            b.rows = static_cast<uint64_t>(count);
+            b.cond_stride = pitch * step[op_cond];
+            b.src0_stride = pitch * step[op_src0];
+            b.src1_stride = pitch * step[op_src1];
+            b.dst_stride = pitch * step[op_dst];
+            fn(&b);
+        };
+        // The first whole piece at or after c0, the whole pieces before
+        // end, and the part of one past them.
+        const int64_t k0 = c0 % pitch;
+        const int64_t first = k0 == 0 ? c0 : c0 + pitch - k0;
+        const int64_t whole =
+                end - first >= n ? (end - first - n) / pitch + 1 : 0;
+        const int64_t last = first + whole * pitch;
+        for (int64_t r = 0; r < static_cast<int64_t>(a.rows); ++r) {
+            if (k0 > 0 && k0 < n)
+                call(r, c0, std::min(n - k0, end - c0), 1);
+            if (whole > 0)
+                call(r, first, n, whole);
+            if (last < end)
+                call(r, last, end - last, 1);
+        }
+    }
+
     // Strip `s` of tile `tl`: its rows [s * strip, ...) by all its
     // columns; with streaming, share s of the next tile's prefetch.
     // With `carry` (dst_carry): the dst transposes continue the carry of
@@ -897,7 +972,7 @@ struct tiled_runner {
                 continue;
             scratch_memo::block &held = memo.tr[i];
             // Pieces: the same start may begin another sequence of them.
-            const int64_t phase = f.piece ? tl.c0 % f.piece : 0;
+            const int64_t phase = f.piece ? tl.c0 % f.piece_pitch : 0;
             if (held.src != ptr[i] || held.rows != nr || held.cols != nc
                 || held.phase != phase) {
                 held = { ptr[i], nr, nc, phase };
@@ -973,13 +1048,13 @@ struct tiled_runner {
                 a.dst = const_cast<char *>(q[op_dst]);
                 a.n = static_cast<uint64_t>(nc);
                 a.rows = static_cast<uint64_t>(k);
-                fn(&a);
+                run_rows(a, tl.c0);
                 r += k;
             }
         } else if (full > 0) {
             a.n = static_cast<uint64_t>(wide * nc);
             a.rows = static_cast<uint64_t>(full);
-            fn(&a);
+            run_rows(a, tl.c0);
         }
         if (left > 0) {
             a.cond = static_cast<const char *>(a.cond) + full * step[op_cond];
@@ -988,7 +1063,7 @@ struct tiled_runner {
             a.dst = static_cast<char *>(a.dst) + full * step[op_dst];
             a.n = static_cast<uint64_t>(left * nc);
             a.rows = 1;
-            fn(&a);
+            run_rows(a, tl.c0);
         }
         if (tr[op_dst]) {
             // The scratch strip, rows x columns, into dst, contiguous

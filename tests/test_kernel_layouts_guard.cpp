@@ -1004,16 +1004,102 @@ TEST_P(kernel_layouts_guard, DstPiecesAgainstGuards) {
         }
 }
 
+TEST_P(kernel_layouts_guard, PaddedPiecesAgainstGuards) {
+    // Step 7 through padding (docs/broadcast-folding.md): [A, B, C] with
+    // one input stored with every dim reversed (its contiguous dim A is
+    // the tile dim) and dst and the other inputs row-major, their rows of
+    // C padded alike to a pitch of C + pad (perm_strides' pad). Where the
+    // padding is at most C columns and under 64 bytes in each, the long row
+    // runs through it, B - 1 pitches and a row, the reversed input's pieces
+    // lie a pitch apart in its scratch, and the row kernel runs each row's
+    // pieces as one call's rows (the padded short rows' stream where it
+    // takes them): no byte of dst's padding is written, so no streaming
+    // stores. More padding, or unlike from operand to operand, keeps the
+    // fold of rows of C. A 0-D cond runs the generic kernel a piece at a
+    // time; rows long enough for tiles narrower than the row cut pieces
+    // at the tiles' edges. Every tensor against a guard page at either
+    // end, 1 to 3 threads, bit for bit against the reference.
+    auto &g = rng();
+    int fails = 0;
+    struct padded_case {
+        dims_t d;
+        int64_t pad[4]; ///< cond (-1: 0-D), src_0, src_1 (-1: 0-D), dst
+        int op;         ///< the reversed input
+    };
+    const std::vector<padded_case> cases = {
+        { { 40, 9, 10 }, { 6, 6, 6, 6 }, 1 },
+        { { 70, 5, 3 }, { 1, 1, -1, 1 }, 0 },
+        { { 33, 13, 17 }, { 17, 17, 17, 17 }, 2 },
+        { { 65, 6, 31 }, { 7, 7, 7, 7 }, 1 },
+        { { 1500, 7, 9 }, { 3, 3, 3, 3 }, 2 },
+        { { 129, 300, 7 }, { 2, 2, 2, 2 }, 1 },
+        { { 130, 60, 10 }, { -1, 8, 8, 8 }, 2 },
+        { { 64, 9, 5 }, { -1, 3, 3, 3 }, 1 },
+        { { 40, 9, 10 }, { 11, 11, 11, 11 }, 1 },
+        { { 40, 9, 10 }, { 2, 6, 6, 6 }, 1 },
+        { { 40, 9, 10 }, { 6, 6, 6, 0 }, 2 },
+    };
+    for (int w : { 1, 2, 4, 8 })
+        for (const padded_case &pc : cases)
+            for (bool nt : { false, true }) {
+                const dims_t &d = pc.d;
+                nd_spec ns = full_spec(d, w);
+                for (int op = 0; op < 4; ++op)
+                    ns.strides[op] = perm_strides(
+                            d, { 0, 1, 2 }, std::max<int64_t>(pc.pad[op], 0));
+                for (int op : { 0, 2 })
+                    if (pc.pad[op] < 0) {
+                        ns.in[op] = {};
+                        ns.strides[op] = {};
+                    }
+                ns.strides[pc.op] = perm_strides(d, { 2, 1, 0 });
+                const si::select_nd p = make_nd(ns);
+                const si::select_plan plan =
+                        si::plan_select(p, nt ? si::nt_candidate_bytes() : 0);
+                const std::string desc = "operand " + std::to_string(pc.op)
+                                         + " " + nd_str(p)
+                                         + (nt ? " (nt)" : " (regular)");
+                KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
+                const int64_t c = d[2], b = d[1], pad = pc.pad[3];
+                bool alike = pad > 0 && pad <= c && c * w < si::short_row_bytes;
+                for (int op = 0; op < 3; ++op)
+                    alike = alike
+                            && (op == pc.op || pc.pad[op] < 0
+                                || (pc.pad[op] == pad
+                                    && pad * (op == 0 ? 1 : w) < 64));
+                const si::select_folded &f = plan.folded;
+                KT_EXPECT(
+                        fails,
+                        ::testing::AssertionResult(
+                                alike ? f.gapped_pieces() && f.piece == c
+                                                && f.piece_pitch == c + pad
+                                                && f.inner()
+                                                           == (c
+                                                               + pad) * (b - 1)
+                                                                      + c
+                                                && !plan.kernel_nt
+                                      : f.piece == 0 && f.inner() == c)
+                                << si::folded2str(f) << " "
+                                << plan.kernel_str(),
+                        desc);
+                run_guarded_1_to_3(fails, p, plan, desc, g);
+                if (fails >= 6)
+                    return;
+            }
+}
+
 TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
     // Tiles whose rows (under 32 bytes) do not lie back to back run the
     // short-row kernel (kernel_key::row_len): channels-last pixels of c
     // channels padded to c + pad in every operand but one input stored
-    // NCHW (transposed), and an input with every dim reversed over [N, C,
-    // W] with W short and the others' rows padded, whose tile dim N
-    // continues into C (row groups). Where the pitch is 4 or 8 and the
-    // transposed input's kernel writes its scratch at that pitch as packed
-    // blocks (transpose_packs_gaps), the tiles stream the padded rows
-    // (row_pitch); otherwise a row at a time. Images 300 pixels wide take
+    // NCHW (transposed), an input with every dim reversed over [N, C, W]
+    // with W short and the others' rows padded by 1 (step 7 through the
+    // padding: pieces of W a pitch of W + 1 apart), and one stored [W, N,
+    // C] whose tile dim C continues into N (row groups). Where the
+    // transposed input's kernel writes its scratch at the pitch as packed
+    // blocks (transpose_packs_gaps), or its pieces lie a pitch apart, the
+    // tiles stream the padded rows (row_pitch) where the kernel takes the
+    // pitch; otherwise a row at a time. Images 300 pixels wide take
     // panels of 256 rows and a tail of 44, of any element width (at most
     // 16 columns).
     // Every tensor against a guard page at either end, 1 to 3 threads,
@@ -1041,7 +1127,9 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
                     st[shape == 0 ? 0 : 2] = perm_strides(d, { 0, 1, 2, 3 });
                 } else if (shape == 2) {
                     // Rows padded by 1 but src_0's, whose every dim is
-                    // reversed.
+                    // reversed: step 7 through the padding (pieces of c a
+                    // pitch of c + 1 apart), each long row's pieces one
+                    // call's rows.
                     d = { 4 + c, 6, c };
                     for (int op = 0; op < 4; ++op)
                         st[op] = perm_strides(d, { 0, 1, 2 }, 1);
@@ -1059,9 +1147,7 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
                 }
                 // The rows' pitch in the operands read as they are (row
                 // groups: the tile dim's stride, within a group).
-                const int64_t pitch = images       ? c + (shape == 1 ? 3 : 1)
-                                      : shape == 2 ? st[0][0]
-                                                   : c + 1;
+                const int64_t pitch = images ? c + (shape == 1 ? 3 : 1) : c + 1;
                 const si::select_nd p = full_nd(d, st, w);
                 const si::select_plan plan = si::plan_select(p, 0);
                 const std::string desc = nd_str(p);
@@ -1071,10 +1157,12 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
                     const int t = shape == 0 ? 0 : images ? 2 : 1;
                     si::kernel_key k = plan.kernel->key();
                     k.row_pitch = static_cast<uint8_t>(pitch);
+                    const bool pieces = shape == 2;
                     const bool stream =
                             plan.transpose[t]
-                            && si::transpose_packs_gaps(
-                                    plan.transpose[t]->key(), c, pitch)
+                            && (pieces
+                                || si::transpose_packs_gaps(
+                                        plan.transpose[t]->key(), c, pitch))
                             && si::row_len_supported(k);
                     KT_EXPECT(fails,
                               ::testing::AssertionResult(
@@ -1085,7 +1173,10 @@ TEST_P(kernel_layouts_guard, ShortRowsInTilesAgainstGuards) {
                                       && plan.kernel->key().row_len == c
                                       && plan.kernel->key().row_pitch
                                                  == (stream ? pitch : 0)
-                                      && (images || f.group))
+                                      && (images || f.group
+                                          || (pieces && f.gapped_pieces()
+                                              && f.piece == c
+                                              && f.piece_pitch == pitch)))
                                       << plan.kernel_str() << " "
                                       << si::folded2str(f),
                               desc);
