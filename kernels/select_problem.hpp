@@ -83,6 +83,15 @@ constexpr int64_t short_line_bytes = 512;
 /// (docs/performance.md, "A transposed dst in pieces").
 constexpr int64_t dst_piece_row_bytes = 256;
 
+/// Pieces a pitch apart beside transposed inputs (select_folded::
+/// gapped_pieces): rows under padded_piece_row_bytes of dst, each a
+/// partial line of dst in the fold of rows. Survey layouts on the Zen 5
+/// guest ran 1.3-2.2x as fast so in rows of 20 to 24 bytes; in rows of
+/// 159 and 160 bytes 1.2-1.3x at 1 thread but 0.6-0.8x at 2, in rows of
+/// 411 to 804 bytes 0.8-0.9x (docs/performance.md, "Padded pieces beside
+/// transposed inputs").
+constexpr int64_t padded_piece_row_bytes = 64;
+
 struct select_folded {
     int ndims = 1; ///< folded dims; dims[ndims-1] is the inner dim
     int64_t dims[max_ndims] = {};

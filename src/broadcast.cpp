@@ -186,16 +186,19 @@ void merge_pieces(select_folded &f, const int64_t *esize) {
     // where they are padded alike, by under a cache line each and at most
     // n columns. The long row then reads through the padding, no line the
     // rows alone would not, and dst gets the pieces alone: beside a
-    // transposed dst its transposes store them, beside transposed inputs
-    // the row kernel runs a piece at a time (select_folded::
-    // gapped_pieces).
+    // transposed dst its transposes store them; beside transposed inputs,
+    // in rows under padded_piece_row_bytes, the row kernel runs each long
+    // row's pieces as one call's rows (select_folded::gapped_pieces),
+    // without streaming stores.
     int64_t pitch = n;
     for (int i = 0; i < n_operands; ++i)
         if (f.mode[i] == inner_mode::vector) {
             pitch = f.strides[i][b] / f.strides[i][in];
             break;
         }
-    if (pitch < n || pitch > 2 * n)
+    if (pitch < n || pitch > 2 * n
+        || (pitch > n && !dst_tr
+            && n * esize[op_dst] >= padded_piece_row_bytes))
         return;
     // Padding: no element of the operand lies between its rows (every
     // other dim's lines begin past the long row, or it is broadcast along

@@ -1173,7 +1173,8 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
             }
         } else if (!key.row_len && !f.gapped_pieces()) {
             // Rows shorter than a vector store under masks or in parts,
-            // and pieces a pitch apart a call each: no streaming stores.
+            // and pieces a pitch apart under a line each: no streaming
+            // stores.
             kernel_key knt = key;
             knt.nt_stores = 1;
             plan.kernel_nt = get(knt);

@@ -447,7 +447,13 @@ struct tiled_runner {
         // under 64 elements) is only ever called with whole rows of it:
         // tiles span the row (plan_tiles gives such rows whole anyway),
         // and the rows of a strip are never widened into one (below).
-        tile_cols = row_len ? f.dims[f.ndims - 1] : ts.cols;
+        // Pieces a pitch apart (select_folded::gapped_pieces) are the
+        // kernel's rows: tiles span whole pieces, in whole pitches (the
+        // last tile ends with the row, at a piece's end).
+        const int64_t pitch = f.piece_pitch;
+        tile_cols = f.gapped_pieces() ? std::max(pitch, ts.cols / pitch * pitch)
+                    : row_len         ? f.dims[f.ndims - 1]
+                                      : ts.cols;
         strip = ts.strip > 0 ? ts.strip : ts.rows;
         stream = ts.stream;
         cols_first = ts.cols_first;
@@ -867,66 +873,36 @@ struct tiled_runner {
                  std::min(lines * (s + 1) / n * 64, bytes) };
     }
 
-    // The row kernel over `a`'s rows of the columns [c0, c0 + a.n). With
-    // pieces a pitch apart (select_folded::gapped_pieces; `wide` is 1),
-    // each row's pieces are the rows of a call, pitch elements apart, and
-    // a piece cut by the columns' ends a call of its own, so that dst's
-    // columns between the pieces, which are no one's, are never stored.
-    // An operand's column step is its element's bytes (a transposed
-    // input's scratch, an expanded cond's bytes, a vector) or 0 (a
-    // scalar).
-    void run_rows(const select_call_args &a, int64_t c0) const {
+    // The row kernel over `a`'s rows of the tile's columns (a.n of them).
+    // With pieces a pitch apart (select_folded::gapped_pieces; `wide` is
+    // 1, and the tile spans whole pieces), each row's pieces are the rows
+    // of a call, pitch elements apart, so that dst's columns between them,
+    // which are no one's, are never stored. An operand's column step is
+    // its element's bytes (a transposed input's scratch, an expanded
+    // cond's bytes, a vector) or 0 (a scalar).
+    void run_rows(const select_call_args &a) const {
         if (!f.gapped_pieces()) {
             fn(&a);
             return;
         }
         const int in = f.ndims - 1;
-        const char *const at[n_operands] = { static_cast<const char *>(a.cond),
-                                             static_cast<const char *>(a.src0),
-                                             static_cast<const char *>(a.src1),
-                                             static_cast<const char *>(a.dst) };
-        const int64_t rs[n_operands] = { a.cond_stride, a.src0_stride,
-                                         a.src1_stride, a.dst_stride };
-        int64_t step[n_operands];
-        for (int i = 0; i < n_operands; ++i)
-            step[i] = tr[i] || (i == op_cond && expand_off >= 0)
-                                      || stride[i][in] != 0
-                              ? esize[i]
-                              : 0;
-        const int64_t n = f.piece, pitch = f.piece_pitch;
-        const auto end = c0 + static_cast<int64_t>(a.n);
+        const int64_t pitch = f.piece_pitch;
         select_call_args b = a;
-        // Row r's pieces (or parts) from column c: `count` of m columns,
-        // pitch apart.
-        const auto call = [&](int64_t r, int64_t c, int64_t m, int64_t count) {
-            const int64_t d = c - c0;
-            b.cond = at[op_cond] + r * rs[op_cond] + d * step[op_cond];
-            b.src0 = at[op_src0] + r * rs[op_src0] + d * step[op_src0];
-            b.src1 = at[op_src1] + r * rs[op_src1] + d * step[op_src1];
-            b.dst = const_cast<char *>(at[op_dst] + r * rs[op_dst]
-                                       + d * step[op_dst]);
-            b.n = static_cast<uint64_t>(m);
-            b.rows = static_cast<uint64_t>(count);
-            b.cond_stride = pitch * step[op_cond];
-            b.src0_stride = pitch * step[op_src0];
-            b.src1_stride = pitch * step[op_src1];
-            b.dst_stride = pitch * step[op_dst];
-            fn(&b);
-        };
-        // The first whole piece at or after c0, the whole pieces before
-        // end, and the part of one past them.
-        const int64_t k0 = c0 % pitch;
-        const int64_t first = k0 == 0 ? c0 : c0 + pitch - k0;
-        const int64_t whole =
-                end - first >= n ? (end - first - n) / pitch + 1 : 0;
-        const int64_t last = first + whole * pitch;
+        b.n = static_cast<uint64_t>(f.piece);
+        b.rows = (a.n - b.n) / static_cast<uint64_t>(pitch) + 1;
+        int64_t *const rs[n_operands] = { &b.cond_stride, &b.src0_stride,
+                                          &b.src1_stride, &b.dst_stride };
+        for (int i = 0; i < n_operands; ++i)
+            *rs[i] = tr[i] || (i == op_cond && expand_off >= 0)
+                                     || stride[i][in] != 0
+                             ? pitch * esize[i]
+                             : 0;
         for (int64_t r = 0; r < static_cast<int64_t>(a.rows); ++r) {
-            if (k0 > 0 && k0 < n)
-                call(r, c0, std::min(n - k0, end - c0), 1);
-            if (whole > 0)
-                call(r, first, n, whole);
-            if (last < end)
-                call(r, last, end - last, 1);
+            b.cond = static_cast<const char *>(a.cond) + r * a.cond_stride;
+            b.src0 = static_cast<const char *>(a.src0) + r * a.src0_stride;
+            b.src1 = static_cast<const char *>(a.src1) + r * a.src1_stride;
+            b.dst = static_cast<char *>(a.dst) + r * a.dst_stride;
+            fn(&b);
         }
     }
 
@@ -1048,13 +1024,13 @@ struct tiled_runner {
                 a.dst = const_cast<char *>(q[op_dst]);
                 a.n = static_cast<uint64_t>(nc);
                 a.rows = static_cast<uint64_t>(k);
-                run_rows(a, tl.c0);
+                run_rows(a);
                 r += k;
             }
         } else if (full > 0) {
             a.n = static_cast<uint64_t>(wide * nc);
             a.rows = static_cast<uint64_t>(full);
-            run_rows(a, tl.c0);
+            run_rows(a);
         }
         if (left > 0) {
             a.cond = static_cast<const char *>(a.cond) + full * step[op_cond];
@@ -1063,7 +1039,7 @@ struct tiled_runner {
             a.dst = static_cast<char *>(a.dst) + full * step[op_dst];
             a.n = static_cast<uint64_t>(left * nc);
             a.rows = 1;
-            run_rows(a, tl.c0);
+            run_rows(a);
         }
         if (tr[op_dst]) {
             // The scratch strip, rows x columns, into dst, contiguous

@@ -1014,11 +1014,12 @@ TEST_P(kernel_layouts_guard, PaddedPiecesAgainstGuards) {
     // lie a pitch apart in its scratch, and the row kernel runs each row's
     // pieces as one call's rows (the padded short rows' stream where it
     // takes them): no byte of dst's padding is written, so no streaming
-    // stores. More padding, or unlike from operand to operand, keeps the
-    // fold of rows of C. A 0-D cond runs the generic kernel a piece at a
-    // time; rows long enough for tiles narrower than the row cut pieces
-    // at the tiles' edges. Every tensor against a guard page at either
-    // end, 1 to 3 threads, bit for bit against the reference.
+    // stores. More padding, unlike from operand to operand, or rows of
+    // padded_piece_row_bytes or more, keep the fold of rows of C. A 0-D cond
+    // runs the generic kernel over the pieces; rows long enough for tiles
+    // narrower than the row take tiles of whole pieces. Every tensor
+    // against a guard page at either end, 1 to 3 threads, bit for bit
+    // against the reference.
     auto &g = rng();
     int fails = 0;
     struct padded_case {
@@ -1038,6 +1039,7 @@ TEST_P(kernel_layouts_guard, PaddedPiecesAgainstGuards) {
         { { 40, 9, 10 }, { 11, 11, 11, 11 }, 1 },
         { { 40, 9, 10 }, { 2, 6, 6, 6 }, 1 },
         { { 40, 9, 10 }, { 6, 6, 6, 0 }, 2 },
+        { { 40, 5, 20 }, { 5, 5, 5, 5 }, 1 },
     };
     for (int w : { 1, 2, 4, 8 })
         for (const padded_case &pc : cases)
@@ -1061,7 +1063,8 @@ TEST_P(kernel_layouts_guard, PaddedPiecesAgainstGuards) {
                                          + (nt ? " (nt)" : " (regular)");
                 KT_EXPECT(fails, plan_takes(plan, kisa(), jit()), desc);
                 const int64_t c = d[2], b = d[1], pad = pc.pad[3];
-                bool alike = pad > 0 && pad <= c && c * w < si::short_row_bytes;
+                bool alike = pad > 0 && pad <= c
+                             && c * w < si::padded_piece_row_bytes;
                 for (int op = 0; op < 3; ++op)
                     alike = alike
                             && (op == pc.op || pc.pad[op] < 0
