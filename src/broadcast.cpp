@@ -53,11 +53,11 @@
 //    Inputs whose rows are padded alike (by under 64 bytes and at most a
 //    row) merge through their padding: dst's pieces then begin a pitch
 //    apart, and the columns between them are computed, never stored.
-//    Step 7 itself the same way: where dst and the inputs read along the
-//    row are padded alike, the long row runs through their padding, each
-//    transposed input's pieces begin a pitch apart in its scratch, and the
-//    row kernel runs a piece at a time, so that no byte of dst's padding
-//    is written.
+//    Step 7 itself the same way, in rows under 64 bytes of dst: where dst
+//    and the inputs read along the row are padded alike, the long row runs
+//    through their padding, each transposed input's pieces begin a pitch
+//    apart in its scratch, and the row kernel runs each long row's pieces
+//    as one call's rows, so that no byte of dst's padding is written.
 // 8. A tile dim whose lines are short for some transposed input (under
 //    512 bytes: 16 images of a batch-innermost tensor) and along which
 //    every transposed input continues contiguously into the next outer
