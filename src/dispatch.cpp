@@ -869,25 +869,29 @@ void set_row_len(const select_folded &f, const transpose_kernel *const *tr,
     // read from its tile's scratch.
     const bool cond_along = f.mode[op_cond] == inner_mode::vector
                             || f.mode[op_cond] == inner_mode::transposed;
-    // Pieces a pitch apart beside transposed inputs: each row's pieces are
-    // one call's rows, pitch elements apart in every operand that moves
-    // along them (a transposed input's scratch too; tiled_runner::
-    // run_rows), the padded short rows' stream where it takes them, else
-    // short rows.
-    if (f.gapped_pieces()) {
+    // `key` for rows of n elements: the padded short rows' stream at
+    // `pitch` where the kernel takes it (0: none), else short rows where
+    // it takes them.
+    const auto take_rows = [&key](int64_t n, int64_t pitch) {
         kernel_key k = key;
-        k.row_len = static_cast<uint8_t>(std::min<int64_t>(f.piece, 255));
+        k.row_len = static_cast<uint8_t>(n);
         k.row_pitch =
-                static_cast<uint8_t>(std::min<int64_t>(f.piece_pitch, 255));
-        if (!cond_along || f.piece >= 64)
-            return;
-        if (row_len_supported(k)) {
+                static_cast<uint8_t>(pitch > 0 && pitch < 256 ? pitch : 0);
+        if (k.row_pitch && row_len_supported(k)) {
             key = k;
             return;
         }
         k.row_pitch = 0;
         if (row_len_supported(k))
             key = k;
+    };
+    // Pieces a pitch apart beside transposed inputs: each row's pieces are
+    // one call's rows, pitch elements apart in every operand that moves
+    // along them (a transposed input's scratch too; tiled_runner::
+    // run_rows).
+    if (f.gapped_pieces()) {
+        if (cond_along && f.piece < 64)
+            take_rows(f.piece, f.piece_pitch);
         return;
     }
     if (nd < 2 || !cond_along || f.mode[op_dst] != inner_mode::vector
@@ -916,8 +920,6 @@ void set_row_len(const select_folded &f, const transpose_kernel *const *tr,
         else
             pitch = s / w;
     }
-    kernel_key k = key;
-    k.row_len = static_cast<uint8_t>(n);
     if (f.has_transposed()) {
         // Flat tiles run each strip as one long row (tiled_runner::wide);
         // otherwise the stream where the scratch can take the pitch, else
@@ -928,26 +930,10 @@ void set_row_len(const select_folded &f, const transpose_kernel *const *tr,
         for (int i = 0; i < op_dst && padded; ++i)
             padded = f.mode[i] != inner_mode::transposed
                      || (tr[i] && transpose_packs_gaps(tr[i]->key(), n, pitch));
-        k.row_pitch = static_cast<uint8_t>(padded ? pitch : 0);
-        if (padded && row_len_supported(k)) {
-            key = k;
-            return;
-        }
-        k.row_pitch = 0;
-        if (row_len_supported(k))
-            key = k;
+        take_rows(n, padded ? pitch : 0);
         return;
     }
-    if (pitch > n && pitch <= 64) {
-        k.row_pitch = static_cast<uint8_t>(pitch);
-        if (row_len_supported(k)) {
-            key = k;
-            return;
-        }
-        k.row_pitch = 0;
-    }
-    if (row_len_supported(k))
-        key = k;
+    take_rows(n, pitch > n && pitch <= 64 ? pitch : 0);
 }
 
 // The plan of `p` as it folds, without staging.
