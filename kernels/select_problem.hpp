@@ -140,8 +140,8 @@ struct select_folded {
 
     bool has_transposed() const { return tdim >= 0; }
     /// Pieces of transposed inputs (not dst) a pitch apart: dst's long row
-    /// has columns that are no one's, so the row kernel runs a piece at a
-    /// time and never stores them.
+    /// has columns that are no one's, so the row kernel runs each long
+    /// row's pieces as one call's rows and never stores them.
     bool gapped_pieces() const {
         return piece > 0 && piece_pitch > piece
                && mode[op_dst] != inner_mode::transposed;

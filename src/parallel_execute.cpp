@@ -413,6 +413,12 @@ struct tiled_runner {
     // select_plan::expand_by_permutes.
     int64_t expand_off = -1;
     bool expand_permutes = false;
+    // Pieces a pitch apart (select_folded::gapped_pieces): each operand's
+    // bytes from one piece to the next in the row kernel's calls (run_rows):
+    // a pitch of its elements (a transposed input's scratch, an expanded
+    // cond's bytes, a vector) or 0 (a scalar).
+    bool gapped = false;
+    int64_t piece_step[n_operands] = {};
 
     // `atr`: each transposed operand's kernel (for dst, the one the store
     // kind picked); `dst_regular`: dst's regular transposing kernel, and
@@ -546,6 +552,12 @@ struct tiled_runner {
                     scratch += (wide * inner * esize[i] + 63) / 64 * 64;
                 }
         }
+        gapped = f.gapped_pieces();
+        for (int i = 0; i < n_operands && gapped; ++i)
+            piece_step[i] =
+                    tr[i] || (i == op_cond && expand) || stride[i][nd - 1] != 0
+                            ? f.piece_pitch * esize[i]
+                            : 0;
     }
 
     int64_t items() const { return outer * n_rb * n_cb; }
@@ -783,8 +795,9 @@ struct tiled_runner {
     // read on demand, and L22 f32 (pieces of 56) took 1.14-1.19x the time
     // (medians of four rounds, both ISAs; docs/performance.md).
     // Pieces a pitch apart (select_folded::gapped_pieces) leave the
-    // scratch's columns between them unwritten: the row kernel never reads
-    // them.
+    // scratch's columns between them unwritten: the row kernel stores
+    // nothing from them (the padded rows' stream reads them under its
+    // masks' gaps).
     void transpose_pieces(int i, int64_t c0, const void *src, int64_t nr,
                           int64_t nc, char *sp, int64_t dst_ld) const {
         const int64_t n = f.piece, pitch = f.piece_pitch;
@@ -874,29 +887,22 @@ struct tiled_runner {
     }
 
     // The row kernel over `a`'s rows of the tile's columns (a.n of them).
-    // With pieces a pitch apart (select_folded::gapped_pieces; `wide` is
-    // 1, and the tile spans whole pieces), each row's pieces are the rows
-    // of a call, pitch elements apart, so that dst's columns between them,
-    // which are no one's, are never stored. An operand's column step is
-    // its element's bytes (a transposed input's scratch, an expanded
-    // cond's bytes, a vector) or 0 (a scalar).
+    // With pieces a pitch apart (`gapped`; `wide` is 1, and the tile spans
+    // whole pieces), each row's pieces are the rows of a call, piece_step
+    // apart, so that dst's columns between them, which are no one's, are
+    // never stored.
     void run_rows(const select_call_args &a) const {
-        if (!f.gapped_pieces()) {
+        if (!gapped) {
             fn(&a);
             return;
         }
-        const int in = f.ndims - 1;
-        const int64_t pitch = f.piece_pitch;
         select_call_args b = a;
         b.n = static_cast<uint64_t>(f.piece);
-        b.rows = (a.n - b.n) / static_cast<uint64_t>(pitch) + 1;
-        int64_t *const rs[n_operands] = { &b.cond_stride, &b.src0_stride,
-                                          &b.src1_stride, &b.dst_stride };
-        for (int i = 0; i < n_operands; ++i)
-            *rs[i] = tr[i] || (i == op_cond && expand_off >= 0)
-                                     || stride[i][in] != 0
-                             ? pitch * esize[i]
-                             : 0;
+        b.rows = (a.n - b.n) / static_cast<uint64_t>(f.piece_pitch) + 1;
+        b.cond_stride = piece_step[op_cond];
+        b.src0_stride = piece_step[op_src0];
+        b.src1_stride = piece_step[op_src1];
+        b.dst_stride = piece_step[op_dst];
         for (int64_t r = 0; r < static_cast<int64_t>(a.rows); ++r) {
             b.cond = static_cast<const char *>(a.cond) + r * a.cond_stride;
             b.src0 = static_cast<const char *>(a.src0) + r * a.src0_stride;
