@@ -164,65 +164,6 @@ void expand_rows_by(const unsigned char *src, int64_t from_stride,
     }
 }
 
-// The byte shuffles of expand_runs: for rows of n = 2 to 16 bytes, the
-// 16 bytes of out at 16 v (v < n) of each run of 16 rows take row
-// (16 v + j) / n of the run at lane j.
-struct expand_shuffles {
-    alignas(16) uint8_t idx[17][16][16] = {};
-    constexpr expand_shuffles() {
-        for (int n = 2; n <= 16; ++n)
-            for (int v = 0; v < n; ++v)
-                for (int j = 0; j < 16; ++j)
-                    idx[n][v][j] = static_cast<uint8_t>((16 * v + j) / n);
-    }
-};
-constexpr expand_shuffles shuffles;
-
-// expand_rows of 1-byte rows back to back (from_stride 1) of n >= 2 bytes
-// out, in runs of 16 rows: rows of up to 16 bytes by n byte shuffles of
-// the run's 16 bytes, longer ones each by a shuffle that repeats its byte
-// and stores of 16 bytes; the rows after the last whole run one at a
-// time. The plans run it only on CPUs with AVX2, which have SSSE3: after
-// expand_lanes' runs of 32 rows. Rows of 3 bytes took 0.07 ns a row, 32
-// bytes 0.4 ns, against 0.5 and 1.2 one row at a time in 8-byte stores
-// (Zen 5). Not inlined: each of expand_lanes' 31 functions of 1-byte rows
-// calls it.
-__attribute__((target("ssse3"))) inline __m128i shuffle_by(__m128i x,
-                                                           const uint8_t *idx) {
-    return _mm_shuffle_epi8(
-            x, _mm_load_si128(reinterpret_cast<const __m128i *>(idx)));
-}
-
-__attribute__((target("ssse3"), noinline)) void
-expand_runs(const unsigned char *src, unsigned char *out, int64_t n,
-            int64_t rows) {
-    const auto &idx = shuffles.idx[std::min<int64_t>(n, 16)];
-    int64_t r = 0;
-    for (; r + 16 <= rows; r += 16, out += 16 * n) {
-        const __m128i x =
-                _mm_loadu_si128(reinterpret_cast<const __m128i *>(src + r));
-        if (n <= 16) {
-            for (int64_t v = 0; v < n; ++v)
-                _mm_storeu_si128(reinterpret_cast<__m128i *>(out + 16 * v),
-                                 shuffle_by(x, idx[v]));
-            continue;
-        }
-        for (int64_t i = 0; i < 16; ++i) {
-            const __m128i b = shuffle_by(x, idx[i]);
-            unsigned char *const row = out + i * n;
-            for (int64_t k = 0; k + 16 < n; k += 16)
-                _mm_storeu_si128(reinterpret_cast<__m128i *>(row + k), b);
-            _mm_storeu_si128(reinterpret_cast<__m128i *>(row + n - 16), b);
-        }
-    }
-    if (n >= 8)
-        expand_rows_by<8>(src + r, 1, out, n, rows - r);
-    else if (n >= 4)
-        expand_rows_by<4>(src + r, 1, out, n, rows - r);
-    else
-        expand_rows_by<2>(src + r, 1, out, n, rows - r);
-}
-
 constexpr int max_expanded_row = static_cast<int>(expanded_row_bytes);
 
 // expand_rows of elements of W > 1 bytes one element at a time (a copy
@@ -290,11 +231,15 @@ constexpr bool expandable = N >= 2 && (N << L) <= max_expanded_row;
 // expand_rows of rows back to back of N elements of 2^L bytes by AVX2:
 // each run of 32 bytes of rows N loads of 16 bytes broadcast to both
 // lanes, shuffles and stores of 32 bytes, while a run's loads stay within
-// the rows; the rest by expand_runs (1-byte elements) or one element at a
-// time. One function per row length, its loads and shuffles at fixed
-// offsets and its loops unrolled: on the Zen 5 guest 0.14-0.45x the time
-// of one loop over n for rows of up to 16 bytes, 0.65x for rows of 24 and
-// 32 bytes (docs/performance.md, "The expansion per row length").
+// the rows; the rest the same way from a copy of its rows on the stack,
+// into a copy stored back by its bytes. One function per row length, its
+// loads and shuffles at fixed offsets and its loops unrolled: on the Zen 5
+// guest 0.14-0.45x the time of one loop over n for rows of up to 16 bytes,
+// 0.65x for rows of 24 and 32 bytes (docs/performance.md, "The expansion
+// per row length"). The rest had been run by byte shuffles of 16 rows and
+// then a row at a time: the copies ran L30 under the AVX2 cap on the
+// 2-vCPU Intel Xeon (s8 rows of 3) 1.3-1.6x as fast ("The expansion's
+// last rows").
 template <int N, int L>
 __attribute__((target("avx2"))) void
 expand_lanes(const unsigned char *src, unsigned char *out, int64_t rows) {
@@ -319,20 +264,34 @@ expand_lanes(const unsigned char *src, unsigned char *out, int64_t rows) {
                                             + expand_idx.lane_base[k + v]))),
                             _mm256_load_si256(reinterpret_cast<const __m256i *>(
                                     expand_idx.lanes[k + v]))));
-    const int64_t r = b >> L;
-    if constexpr (L == 0)
-        expand_runs(src, out, N, rows - r);
-    else
-        expand_elems<1 << L>(src, 1 << L, out, N, rows - r);
+    // The rest, under `reach` bytes of rows.
+    const int64_t left = bytes - b;
+    if (left == 0)
+        return;
+    alignas(32) unsigned char in[32 + reach] = {};
+    alignas(32) unsigned char to[2 * 32 * N];
+    std::memcpy(in, src, static_cast<size_t>(left));
+    for (int64_t c = 0; c < left; c += 32)
+        for (int v = 0; v < N; ++v)
+            _mm256_store_si256(
+                    reinterpret_cast<__m256i *>(to + 32 * (N * c / 32 + v)),
+                    _mm256_shuffle_epi8(
+                            _mm256_broadcastsi128_si256(_mm_loadu_si128(
+                                    reinterpret_cast<const __m128i *>(
+                                            in + c
+                                            + expand_idx.lane_base[k + v]))),
+                            _mm256_load_si256(reinterpret_cast<const __m256i *>(
+                                    expand_idx.lanes[k + v]))));
+    std::memcpy(out, to, static_cast<size_t>(left * N));
 }
 
 // expand_rows of rows back to back of N elements of 2^L bytes by
 // AVX512_VBMI byte permutes: each run of 64 bytes of rows one load and N
 // permutes and stores of 64 bytes; the rows after the last whole run the
 // same way from a load of just their bytes, the last vector stored under
-// a mask. For a cond on the Zen 5 guest 0.26-0.39x the time of
-// expand_runs for rows of 2 to 16 bytes, 0.13-0.19x from 20 to 32 (docs/
-// performance.md, "A per-row cond expanded by byte permutes"); one
+// a mask. For a cond on the Zen 5 guest 0.26-0.39x the time of byte
+// shuffles of 16 rows for rows of 2 to 16 bytes, 0.13-0.19x from 20 to 32
+// (docs/ performance.md, "A per-row cond expanded by byte permutes"); one
 // function per row length, 0.68-0.94x the time of one loop over n ("The
 // expansion per row length").
 // (The unmasked intrinsic's undefined merge operand trips g++ 12's
@@ -419,8 +378,6 @@ void expand_rows(const void *from, int64_t from_stride, void *to, int64_t n,
         expand_elems<4>(src, from_stride, out, n, rows);
     else if (w == 8)
         expand_elems<8>(src, from_stride, out, n, rows);
-    else if (from_stride == 1 && n >= 2)
-        expand_runs(src, out, n, rows);
     else if (n >= 8)
         expand_rows_by<8>(src, from_stride, out, n, rows);
     else if (n >= 4)
