@@ -172,7 +172,8 @@ void widen_short_rows(select_folded &f, const int64_t *esize) {
 // dim is placed: the transposed operands' lines of the long row come in
 // pieces (the inputs', or dst's where it is the one transposed), and
 // every other operand is read along it as it is.
-void merge_pieces(select_folded &f, const int64_t *esize) {
+void merge_pieces(select_folded &f, const int64_t *esize,
+                  const fold_options &o) {
     const int nd = f.ndims;
     if (nd < 3 || f.tdim != nd - 2 || f.rep > 1)
         return;
@@ -197,8 +198,8 @@ void merge_pieces(select_folded &f, const int64_t *esize) {
             break;
         }
     if (pitch < n || pitch > 2 * n
-        || (pitch > n && !dst_tr
-            && n * esize[op_dst] >= padded_piece_row_bytes))
+        || (pitch > n && !dst_tr && n * esize[op_dst] >= padded_piece_row_bytes)
+        || (pitch > n && dst_tr && !o.padded_dst_pieces))
         return;
     // Padding: no element of the operand lies between its rows (every
     // other dim's lines begin past the long row, or it is broadcast along
@@ -305,7 +306,7 @@ select_nd coalesce_in_order(const select_nd &p, const int *order, int n_order) {
 
 // Steps 4 to 8 over the dims in `order` (outermost first).
 select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
-                            const int64_t *esize) {
+                            const int64_t *esize, const fold_options &o) {
     select_folded f;
     f.elem_size = p.elem_size;
     const select_nd c = coalesce_in_order(p, order, n_order);
@@ -365,7 +366,7 @@ select_folded fold_in_order(const select_nd &p, const int *order, int n_order,
                 std::swap(f.strides[i][j], f.strides[i][j + 1]);
         }
         f.tdim = n - 2;
-        merge_pieces(f, esize);
+        merge_pieces(f, esize, o);
         merge_row_groups(f, esize);
     }
 
@@ -468,7 +469,7 @@ select_nd coalesce_select(const select_nd &p) {
     return best;
 }
 
-select_folded fold_select(const select_nd &p) {
+select_folded fold_select(const select_nd &p, const fold_options &o) {
     const int64_t esize[n_operands] = { 1, p.elem_size, p.elem_size,
                                         p.elem_size };
 
@@ -493,7 +494,7 @@ select_folded fold_select(const select_nd &p) {
     // then transpose, or scatter, dst alone.
     int order[max_ndims];
     const int n_order = memory_order(p, op_dst, order);
-    select_folded best = fold_in_order(p, order, n_order, esize);
+    select_folded best = fold_in_order(p, order, n_order, esize, o);
     int64_t best_cost = transposed_bytes(best, esize);
     // Bytes in short runs of a fold with no tile at all (a cached transposed
     // mask costs no bytes but has tiles), -1 for the others.
@@ -512,7 +513,7 @@ select_folded fold_select(const select_nd &p) {
         memory_order(p, i, alt);
         if (std::equal(alt, alt + n_order, order))
             continue;
-        select_folded f = fold_in_order(p, alt, n_order, esize);
+        select_folded f = fold_in_order(p, alt, n_order, esize, o);
         const int64_t cost = transposed_bytes(f, esize);
         const int64_t scattered = short_runs(f, cost);
         if (cost >= 0

@@ -8,9 +8,18 @@
 namespace selgraph {
 namespace impl {
 
+/// The folds fold_select may make where a CPU's plans differ.
+struct fold_options {
+    /// Step 7's mirror through padding: a transposed dst's short rows
+    /// merge with the dim outside the tile dim where the inputs' rows are
+    /// padded alike (select_folded::piece_pitch > piece). Off: they keep
+    /// their fold (plan_unstaged, cpu_tuning::dt_over_padded_dst_pieces).
+    bool padded_dst_pieces = true;
+};
+
 /// Folds the broadcast pattern of `p` into the fewest dims (see the worked
 /// example in broadcast.cpp and docs/broadcast-folding.md).
-select_folded fold_select(const select_nd &p);
+select_folded fold_select(const select_nd &p, const fold_options &o = {});
 
 /// `p` walked in memory order: the dims where dst is 1 dropped, the rest
 /// ordered by one operand's strides (outermost first) and merged where

@@ -611,9 +611,14 @@ cpu_tuning tuning_of(cpu_kind k) {
             // 0.79x at 1 thread. Zen's AVX2 transposes of 2- and 4-byte
             // inputs, the row prefetches and AVX2's nt transposes of dst
             // lines 256 bytes apart ran level or slower there, and are not
-            // taken.
+            // taken. On the 2-vCPU Intel Xeon (the same model) a transposed
+            // dst's short rows merged through the inputs' padding ran
+            // 0.69-0.93x as fast as the one-pass block kernel over the
+            // rows (bf16 rows of 16 to 121 elements; Zen 4 and 5 1.08-1.09x
+            // at 1 thread: "Padded dst pieces against the block kernel").
             t.zmm_byte_carry = true;
             t.dt_words = true;
+            t.dt_over_padded_dst_pieces = true;
             break;
     }
     return t;
@@ -640,6 +645,7 @@ constexpr tuning_rule tuning_rules[] = {
     { "ymm_packed_dt_dwords", &cpu_tuning::ymm_packed_dt_dwords },
     { "ymm_packed_dt_words", &cpu_tuning::ymm_packed_dt_words },
     { "dst_rows_per_thread", &cpu_tuning::dst_rows_per_thread },
+    { "dt_over_padded_dst_pieces", &cpu_tuning::dt_over_padded_dst_pieces },
 };
 static_assert(sizeof(cpu_tuning)
                       == sizeof(tuning_rules) / sizeof(tuning_rules[0])
@@ -893,10 +899,11 @@ void set_row_len(const select_folded &f, const transpose_kernel *const *tr,
     take_rows(n, pitch > n && pitch <= 64 ? pitch : 0);
 }
 
-// The plan of `p` as it folds, without staging.
-select_plan plan_unstaged(const select_nd &p, size_t working_set) {
+// The plan of `p` folded as `folded`, without staging.
+select_plan plan_fold(const select_nd &p, const select_folded &folded,
+                      size_t working_set) {
     select_plan plan;
-    plan.folded = fold_select(p);
+    plan.folded = folded;
     const kernel_isa isa = max_kernel_isa();
     int step_op = op_src0, step = 0;
     const bool stepped =
@@ -1133,6 +1140,24 @@ select_plan plan_unstaged(const select_nd &p, size_t working_set) {
     plan.isa = isa;
     plan.cache_hit = hit;
     return plan;
+}
+
+// The plan of `p` as it folds, without staging. A transposed dst's short
+// rows merged through padding (step 7's mirror) keep their fold where the
+// CPU's tuning says so and the one-pass block kernel takes that fold
+// (cpu_tuning::dt_over_padded_dst_pieces).
+select_plan plan_unstaged(const select_nd &p, size_t working_set) {
+    const select_folded f = fold_select(p);
+    if (f.piece && f.piece_pitch > f.piece
+        && f.mode[op_dst] == inner_mode::transposed
+        && this_cpu_tuning().dt_over_padded_dst_pieces) {
+        fold_options o;
+        o.padded_dst_pieces = false;
+        select_plan rows = plan_fold(p, fold_select(p, o), working_set);
+        if (rows.kernel_dt)
+            return rows;
+    }
+    return plan_fold(p, f, working_set);
 }
 
 // `p` with the inputs in `mask` read from their staged copies: dense in

@@ -68,6 +68,10 @@ struct cpu_tuning {
     /// plan_tiles: a transposed dst of fewer matrices than threads is
     /// split by its rows even where panels would balance the threads.
     bool dst_rows_per_thread = true;
+    /// plan_unstaged: a transposed dst's short rows that step 7's mirror
+    /// would merge through the inputs' padding keep their fold where the
+    /// one-pass block kernel (kernel_key::dst_transposed) takes it.
+    bool dt_over_padded_dst_pieces = false;
 };
 
 /// The tuning of a CPU of kind `k`: an Intel Xeon's (the one first

@@ -1214,7 +1214,8 @@ TEST(kernel_layouts_tiles, CpuKindOfVendorAndFamily) {
 
 TEST(kernel_layouts_tiles, CpuTuningPerKind) {
     // Each CPU kind's choices as docs/performance.md records them measured:
-    // Intel takes the 2-byte dst blocks and AVX-512's byte carry alone;
+    // Intel takes the 2-byte dst blocks, AVX-512's byte carry and the
+    // block kernel over a transposed dst's padded short rows alone;
     // every AMD CPU splits a transposed dst of few matrices by panels; Zen
     // 4 takes all of its own rules; Zen 5 only the AVX2 transposes of
     // 4-byte inputs, the 2-byte dst blocks, the packed kernel's prefetch
@@ -1242,6 +1243,7 @@ TEST(kernel_layouts_tiles, CpuTuningPerKind) {
         EXPECT_EQ(t.ymm_packed_dt_dwords, z4) << desc;
         EXPECT_EQ(t.ymm_packed_dt_words, z4 || z5) << desc;
         EXPECT_EQ(t.dst_rows_per_thread, k == C::other) << desc;
+        EXPECT_EQ(t.dt_over_padded_dst_pieces, k == C::other) << desc;
     }
 }
 
@@ -1260,7 +1262,8 @@ std::string tuning_bits(const si::cpu_tuning &t) {
                        t.dt_prefetch_packed,
                        t.ymm_packed_dt_dwords,
                        t.ymm_packed_dt_words,
-                       t.dst_rows_per_thread };
+                       t.dst_rows_per_thread,
+                       t.dt_over_padded_dst_pieces };
     static_assert(sizeof(f) == sizeof(si::cpu_tuning),
                   "tuning_bits lists every field of cpu_tuning");
     std::string s;
@@ -1287,7 +1290,7 @@ TEST(kernel_layouts_tiles, CpuTuningOverride) {
     t = si::tuning_of(C::other);
     ASSERT_TRUE(si::apply_cpu_tuning("ymm_input_transposes_dwords", t, why))
             << why;
-    EXPECT_EQ(tuning_bits(t), "0100101000001");
+    EXPECT_EQ(tuning_bits(t), "01001010000011");
     // A kind, then rules taken and dropped, the last word on a rule winning.
     ASSERT_TRUE(si::apply_cpu_tuning(
             "zen5,dt_words=0,dst_rows_per_thread=1,split_permutes,"
