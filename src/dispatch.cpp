@@ -240,6 +240,23 @@ constexpr bool expandable = N >= 2 && (N << L) <= max_expanded_row;
 // then a row at a time: the copies ran L30 under the AVX2 cap on the
 // 2-vCPU Intel Xeon (s8 rows of 3) 1.3-1.6x as fast ("The expansion's
 // last rows").
+// One run of expand_lanes<N, L>: the rows in the 32 bytes at `from`
+// (loads reach lane_base + 16 bytes) into the N vectors at `to`.
+template <int N, int L>
+__attribute__((target("avx2"), always_inline)) inline void
+expand_lane_run(const unsigned char *from, unsigned char *to) {
+    constexpr int k = expand_idx.first[L][N];
+    for (int v = 0; v < N; ++v)
+        _mm256_storeu_si256(
+                reinterpret_cast<__m256i *>(to + 32 * v),
+                _mm256_shuffle_epi8(
+                        _mm256_broadcastsi128_si256(_mm_loadu_si128(
+                                reinterpret_cast<const __m128i *>(
+                                        from + expand_idx.lane_base[k + v]))),
+                        _mm256_load_si256(reinterpret_cast<const __m256i *>(
+                                expand_idx.lanes[k + v]))));
+}
+
 template <int N, int L>
 __attribute__((target("avx2"))) void
 expand_lanes(const unsigned char *src, unsigned char *out, int64_t rows) {
@@ -254,16 +271,7 @@ expand_lanes(const unsigned char *src, unsigned char *out, int64_t rows) {
     const int64_t bytes = rows << L;
     int64_t b = 0;
     for (; b + reach <= bytes; b += 32, src += 32, out += 32 * N)
-        for (int v = 0; v < N; ++v)
-            _mm256_storeu_si256(
-                    reinterpret_cast<__m256i *>(out + 32 * v),
-                    _mm256_shuffle_epi8(
-                            _mm256_broadcastsi128_si256(_mm_loadu_si128(
-                                    reinterpret_cast<const __m128i *>(
-                                            src
-                                            + expand_idx.lane_base[k + v]))),
-                            _mm256_load_si256(reinterpret_cast<const __m256i *>(
-                                    expand_idx.lanes[k + v]))));
+        expand_lane_run<N, L>(src, out);
     // The rest, under `reach` bytes of rows.
     const int64_t left = bytes - b;
     if (left == 0)
@@ -272,16 +280,7 @@ expand_lanes(const unsigned char *src, unsigned char *out, int64_t rows) {
     alignas(32) unsigned char to[2 * 32 * N];
     std::memcpy(in, src, static_cast<size_t>(left));
     for (int64_t c = 0; c < left; c += 32)
-        for (int v = 0; v < N; ++v)
-            _mm256_store_si256(
-                    reinterpret_cast<__m256i *>(to + 32 * (N * c / 32 + v)),
-                    _mm256_shuffle_epi8(
-                            _mm256_broadcastsi128_si256(_mm_loadu_si128(
-                                    reinterpret_cast<const __m128i *>(
-                                            in + c
-                                            + expand_idx.lane_base[k + v]))),
-                            _mm256_load_si256(reinterpret_cast<const __m256i *>(
-                                    expand_idx.lanes[k + v]))));
+        expand_lane_run<N, L>(in + c, to + N * c);
     std::memcpy(out, to, static_cast<size_t>(left * N));
 }
 
@@ -291,7 +290,7 @@ expand_lanes(const unsigned char *src, unsigned char *out, int64_t rows) {
 // same way from a load of just their bytes, the last vector stored under
 // a mask. For a cond on the Zen 5 guest 0.26-0.39x the time of byte
 // shuffles of 16 rows for rows of 2 to 16 bytes, 0.13-0.19x from 20 to 32
-// (docs/ performance.md, "A per-row cond expanded by byte permutes"); one
+// (docs/performance.md, "A per-row cond expanded by byte permutes"); one
 // function per row length, 0.68-0.94x the time of one loop over n ("The
 // expansion per row length").
 // (The unmasked intrinsic's undefined merge operand trips g++ 12's
