@@ -50,7 +50,7 @@ constexpr int64_t items_per_thread = 8;
 // A transposed dst's pieces (select_folded::piece) over more rows than a
 // piece of them fits the tiles' scratch: each tile reads at least this
 // many bytes of each source's row (docs/performance.md, "Tiles of dst's
-// pieces over many rows").
+// pieces over many rows"; on Intel, "The pieces' bounds on Intel").
 constexpr int64_t piece_run_bytes = 256;
 
 // The cond of a copy: a true byte, whose src_0 (the copied operand) every
