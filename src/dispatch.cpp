@@ -228,18 +228,6 @@ constexpr expand_tables expand_idx;
 template <int N, int L>
 constexpr bool expandable = N >= 2 && (N << L) <= max_expanded_row;
 
-// expand_rows of rows back to back of N elements of 2^L bytes by AVX2:
-// each run of 32 bytes of rows N loads of 16 bytes broadcast to both
-// lanes, shuffles and stores of 32 bytes, while a run's loads stay within
-// the rows; the rest the same way from a copy of its rows on the stack,
-// into a copy stored back by its bytes. One function per row length, its
-// loads and shuffles at fixed offsets and its loops unrolled: on the Zen 5
-// guest 0.14-0.45x the time of one loop over n for rows of up to 16 bytes,
-// 0.65x for rows of 24 and 32 bytes (docs/performance.md, "The expansion
-// per row length"). The rest had been run by byte shuffles of 16 rows and
-// then a row at a time: the copies ran L30 under the AVX2 cap on the
-// 2-vCPU Intel Xeon (s8 rows of 3) 1.3-1.6x as fast ("The expansion's
-// last rows").
 // One run of expand_lanes<N, L>: the rows in the 32 bytes at `from`
 // (loads reach lane_base + 16 bytes) into the N vectors at `to`.
 template <int N, int L>
@@ -257,6 +245,18 @@ expand_lane_run(const unsigned char *from, unsigned char *to) {
                                 expand_idx.lanes[k + v]))));
 }
 
+// expand_rows of rows back to back of N elements of 2^L bytes by AVX2:
+// each run of 32 bytes of rows N loads of 16 bytes broadcast to both
+// lanes, shuffles and stores of 32 bytes, while a run's loads stay within
+// the rows; the rest the same way from a copy of its rows on the stack,
+// into a copy stored back by its bytes. One function per row length, its
+// loads and shuffles at fixed offsets and its loops unrolled: on the Zen 5
+// guest 0.14-0.45x the time of one loop over n for rows of up to 16 bytes,
+// 0.65x for rows of 24 and 32 bytes (docs/performance.md, "The expansion
+// per row length"). The rest had been run by byte shuffles of 16 rows and
+// then a row at a time: the copies ran L30 under the AVX2 cap on the
+// 2-vCPU Intel Xeon (s8 rows of 3) 1.29-1.39x as fast ("The expansion's
+// last rows").
 template <int N, int L>
 __attribute__((target("avx2"))) void
 expand_lanes(const unsigned char *src, unsigned char *out, int64_t rows) {
