@@ -198,8 +198,9 @@ void merge_pieces(select_folded &f, const int64_t *esize,
             break;
         }
     if (pitch < n || pitch > 2 * n
-        || (pitch > n && !dst_tr && n * esize[op_dst] >= padded_piece_row_bytes)
-        || (pitch > n && dst_tr && !o.padded_dst_pieces))
+        || (pitch > n
+            && (dst_tr ? !o.padded_dst_pieces
+                       : n * esize[op_dst] >= padded_piece_row_bytes)))
         return;
     // Padding: no element of the operand lies between its rows (every
     // other dim's lines begin past the long row, or it is broadcast along
