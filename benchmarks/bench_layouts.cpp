@@ -1,4 +1,4 @@
-// Layout cases L1..L31: Select with operands in channels-last, permuted or
+// Layout cases L1..L32: Select with operands in channels-last, permuted or
 // transposed layouts (L9 and L10: shapes whose rows are not multiples of a
 // vector; L11 and L12: lines 4 bytes short of 8 KiB, read and written; L13:
 // rows too wide for panels of 128 rows; L14: L9's scores written
@@ -28,6 +28,8 @@
 // no kernel covers: the reference kernel runs it); L30: RGB images
 // channels-last under a per-pixel cond, one byte per row of 3 elements;
 // L31: the same images under a per-pixel src_1, one element per row;
+// L32: L28's mirror, NCHW inputs into a dst whose pixels of 3 channels are
+// padded to 4, so that dst's transposes store rows of 3 elements 4 apart;
 // each measured in the same run as
 //
 //   <case>/<type>/t<threads>/selgraph_<isa>   the case's own strides
@@ -300,6 +302,15 @@ std::vector<layout_case> layout_cases(int64_t scale) {
           false,
           -1,
           0,
+          { dtype::f32, dtype::bf16, dtype::s8 } },
+        { "L32",
+          "[16,3,224,224] NCHW inputs (rows of W padded to 225), dst NHWC "
+          "with the 3 channels padded to 4",
+          { rgb, rgb, rgb, rgb },
+          { {}, {}, {}, nhwc },
+          false,
+          -1,
+          1,
           { dtype::f32, dtype::bf16, dtype::s8 } },
     };
 }
