@@ -1609,6 +1609,9 @@ private:
     // The register tiles above would run such a call as partial tiles,
     // moving R of their tr_ (kc_) lines.
 
+    // How a packed call of columns stores dst's rows (packed_call).
+    enum class dst_rows { packed, kept, apart };
+
     // Where output element e of a packed block comes from.
     struct src_elem {
         int reg, lane;
@@ -1958,9 +1961,14 @@ private:
     // of rows); else R columns, the block is dst's: P vectors of dst rows
     // of P elements (P > R: padded rows, transpose_call_args::dst_gaps,
     // whose gaps take whatever the permutes leave there).
+    // `how`: R columns into dst rows whose gaps are not the caller's:
+    // kept, each vector stored under k_cols_, the mask of its row lanes;
+    // apart, each row of P elements stored at its own row (rows dst_ld
+    // apart, from `out` on) under k_cols_, the mask of its R elements
+    // (packed_call).
     void packed_block(int R, bool rows, const Reg64 &in, const Reg64 &istride,
                       const Reg64 &out, const Reg64 &ostride, bool nt,
-                      int P = 0) {
+                      int P = 0, dst_rows how = dst_rows::packed) {
         if (P == 0)
             P = R;
         if (rows) {
@@ -1986,8 +1994,45 @@ private:
                 vstore(ptr[reg_q_], Vmm(8), nt);
                 if (o + 1 < R)
                     add(reg_q_, ostride);
+            } else if (how == dst_rows::apart) {
+                // The vector's V / P rows, each in P * w bytes from lane 0
+                // of its 16-, 32- or 64-byte part.
+                const int g = P * w_;
+                if (o == 0)
+                    mov(reg_q_, out);
+                for (int j = 0; j < vlen / g; ++j) {
+                    if (g == 64 || j == 0) {
+                        masked_store(ptr[reg_q_], part_of(8, g), k_cols_);
+                    } else if (g == 32) {
+                        vextracti64x4(Ymm(9), Zmm(8), j);
+                        masked_store(ptr[reg_q_], Ymm(9), k_cols_);
+                    } else {
+                        vextracti32x4(Xmm(9), Zmm(8), j);
+                        masked_store(ptr[reg_q_], Xmm(9), k_cols_);
+                    }
+                    add(reg_q_, reg_dld_);
+                }
+            } else if (how == dst_rows::kept) {
+                masked_store(ptr[out + o * vlen], Vmm(8), k_cols_);
             } else {
                 vstore(ptr[out + o * vlen], Vmm(8), nt);
+            }
+        }
+    }
+    // Register `idx` as a vector of `bytes` bytes.
+    static Xmm part_of(int idx, int bytes) {
+        return bytes == 64   ? Xmm(Zmm(idx))
+               : bytes == 32 ? Xmm(Ymm(idx))
+                             : Xmm(idx);
+    }
+    // AVX-512: v stored under mask k, element by element.
+    void masked_store(const Address &a, const Xmm &v, const Opmask &k) {
+        if constexpr (is_avx512) {
+            switch (w_) {
+                case 1: vmovdqu8(a | k, v); break;
+                case 2: vmovdqu16(a | k, v); break;
+                case 4: vmovdqu32(a | k, v); break;
+                default: vmovdqu64(a | k, v); break;
             }
         }
     }
@@ -1999,13 +2044,31 @@ private:
     // past the last block; docs/performance.md), else through two blocks
     // on the stack. P > R: R columns into dst rows P elements apart, gaps
     // written (transpose_call_args::dst_gaps).
-    void packed_call(int R, bool rows, const Label &l_done, int P = 0) {
+    // dst_rows::kept (transpose_packs_kept_gaps): the same into rows whose
+    // gaps are not the caller's, every store under the mask of the row
+    // lanes; dst_rows::apart (transpose_packs_rows_apart): into rows at
+    // any dst_ld, row by row under the mask of its R elements. Both store
+    // regularly.
+    void packed_call(int R, bool rows, const Label &l_done, int P = 0,
+                     dst_rows how = dst_rows::packed) {
+        const bool masked = how != dst_rows::packed;
         if (P == 0)
             P = R;
         const auto arg = [&](size_t off) { return ptr[reg_param_ + off]; };
         const int V = vlen / w_;
         const Reg64 cnt = reg_r0_;
         hoist_constants(R, rows, P);
+        if (masked) {
+            // Lane e holds a row element where e % P < R (apart: the
+            // row's P lanes from lane 0).
+            uint64_t m = 0;
+            for (int e = 0; e < (how == dst_rows::apart ? P : V); ++e)
+                if (e % P < R)
+                    m |= uint64_t { 1 } << e;
+            std::vector<uint8_t> b(8);
+            put(b, 0, m);
+            kmovq(k_cols_, ptr[rip + constant(std::move(b))]);
+        }
         mov(cnt, arg(rows ? offsetof(transpose_call_args, cols)
                           : offsetof(transpose_call_args, rows)));
         packed_prefetch_step(cnt, V);
@@ -2016,7 +2079,7 @@ private:
                              nt);
             else
                 packed_block(R, false, reg_sblk_, reg_ld_, reg_dblk_, reg_dblk_,
-                             nt, P);
+                             nt, P, how);
         };
         const auto loop = [&](bool nt) {
             Label l_loop, l_end;
@@ -2026,13 +2089,19 @@ private:
             next_prefetch();
             block(nt);
             add(reg_sblk_, rows ? R * vlen : vlen);
-            add(reg_dblk_, rows ? vlen : P * vlen);
+            if (how == dst_rows::apart) {
+                mov(reg_tmp_, reg_dld_);
+                shl(reg_tmp_, ilog2(V));
+                add(reg_dblk_, reg_tmp_);
+            } else {
+                add(reg_dblk_, rows ? vlen : P * vlen);
+            }
             sub(cnt, V);
             jmp(l_loop, T_NEAR);
             L(l_end);
         };
         Label l_tail;
-        if (nt_) {
+        if (nt_ && !masked) {
             // Non-temporal stores where every stored vector is aligned.
             Label l_regular;
             mov(reg_tmp_, reg_dblk_);
@@ -2060,7 +2129,12 @@ private:
         sub(reg_tmp_, cnt);
         imul(reg_tmp2_, reg_tmp_, rows ? R * w_ : w_);
         sub(reg_sblk_, reg_tmp2_);
-        imul(reg_tmp2_, reg_tmp_, rows ? w_ : P * w_);
+        if (how == dst_rows::apart) {
+            mov(reg_tmp2_, reg_tmp_);
+            imul(reg_tmp2_, reg_dld_);
+        } else {
+            imul(reg_tmp2_, reg_tmp_, rows ? w_ : P * w_);
+        }
         sub(reg_dblk_, reg_tmp2_);
         block(false);
         jmp(l_done, T_NEAR);
@@ -2093,8 +2167,20 @@ private:
             }
             lea(sin, ptr[rsp + stk_pk]);
             packed_block(R, false, sin, step, sout, sout, false, P);
-            imul(n, cnt, P * w_);
-            copy_bytes(reg_dblk_, sout, n);
+            if (masked) {
+                // Row by row: the R elements of each, not its gaps.
+                Label l_row;
+                L(l_row);
+                mov(n, R * w_);
+                copy_bytes(reg_dblk_, sout, n);
+                add(sout, P * w_);
+                add(reg_dblk_, reg_dld_);
+                dec(cnt);
+                jnz(l_row, T_NEAR);
+            } else {
+                imul(n, cnt, P * w_);
+                copy_bytes(reg_dblk_, sout, n);
+            }
         }
         jmp(l_done, T_NEAR);
         hoisted_idx_.clear();
@@ -2155,27 +2241,68 @@ private:
         packed_branch(offsetof(transpose_call_args, cols), reg_dld_, pk_cols_,
                       l_cols, l_try_gaps);
         L(l_try_gaps);
-        bool any_gaps = false;
-        for (int P = 2; P <= packed_max; ++P)
+        // Rows P apart: R columns with the gaps the caller's (dst_gaps) or
+        // kept.
+        const auto kept = [&](int R, int P) {
+            return transpose_packs_kept_gaps(key_, R, P);
+        };
+        // Rows at any other dst_ld, at least the row's R elements.
+        const auto apart = [&](int R) {
+            return transpose_packs_rows_apart(key_, R);
+        };
+        std::vector<std::vector<Label>> l_kept(packed_max + 1);
+        for (auto &v : l_kept)
+            v.resize(packed_max + 1);
+        std::vector<Label> l_apart(packed_max + 1);
+        bool any = false;
+        for (int P = 2; P <= packed_max; ++P) {
+            any = any || apart(P);
             for (int R = 2; R < P; ++R)
-                any_gaps = any_gaps || gaps(R, P);
-        if (any_gaps) {
-            cmp(qword[reg_param_ + offsetof(transpose_call_args, dst_gaps)], 0);
-            je(l_none, T_NEAR);
+                any = any || gaps(R, P) || kept(R, P);
+        }
+        if (any) {
             mov(reg_tmp_,
                 ptr[reg_param_ + offsetof(transpose_call_args, cols)]);
+            mov(reg_tmp2_,
+                ptr[reg_param_ + offsetof(transpose_call_args, dst_gaps)]);
+            Label l_try_apart;
             for (int P = 2; P <= packed_max; ++P) {
-                Label l_next;
+                bool at_p = false;
+                for (int R = 2; R < P; ++R)
+                    at_p = at_p || gaps(R, P) || kept(R, P);
+                if (!at_p)
+                    continue;
+                Label l_next, l_kept_p;
                 cmp(reg_dld_, P * w_);
                 jne(l_next, T_NEAR);
+                test(reg_tmp2_, reg_tmp2_);
+                jz(l_kept_p, T_NEAR);
                 for (int R = 2; R < P; ++R)
                     if (gaps(R, P)) {
                         cmp(reg_tmp_, R);
                         je(l_gap[P][R], T_NEAR);
                     }
                 jmp(l_none, T_NEAR);
+                L(l_kept_p);
+                for (int R = 2; R < P; ++R)
+                    if (kept(R, P)) {
+                        cmp(reg_tmp_, R);
+                        je(l_kept[P][R], T_NEAR);
+                    }
+                jmp(l_try_apart, T_NEAR);
                 L(l_next);
             }
+            L(l_try_apart);
+            for (int R = 2; R <= packed_max; ++R)
+                if (apart(R)) {
+                    Label l_other;
+                    cmp(reg_tmp_, R);
+                    jne(l_other, T_NEAR);
+                    cmp(reg_dld_, R * w_);
+                    jae(l_apart[R], T_NEAR);
+                    jmp(l_none, T_NEAR);
+                    L(l_other);
+                }
         }
         jmp(l_none, T_NEAR);
         for (int R = 2; R <= pk_rows_; ++R) {
@@ -2192,6 +2319,17 @@ private:
                     L(l_gap[P][R]);
                     packed_call(R, false, l_done, P);
                 }
+        for (int P = 2; P <= packed_max; ++P)
+            for (int R = 2; R < P; ++R)
+                if (kept(R, P)) {
+                    L(l_kept[P][R]);
+                    packed_call(R, false, l_done, P, dst_rows::kept);
+                }
+        for (int R = 2; R <= packed_max; ++R)
+            if (apart(R)) {
+                L(l_apart[R]);
+                packed_call(R, false, l_done, R <= 4 ? 4 : 8, dst_rows::apart);
+            }
         L(l_none);
     }
 

@@ -15,7 +15,9 @@
 // where a tile's source lines stay in L1 (close together, or spread over
 // its sets in a source the caller marks src_cached); a call of a few lines
 // contiguous on one side (src_ld = rows * w or dst_ld = cols * w) runs as
-// permuted vector blocks instead. AVX-512 keeps every
+// permuted vector blocks instead, and on AVX-512 so does a call of a few
+// columns into dst rows 4 or 8 elements apart (transpose_packs_gaps,
+// transpose_packs_kept_gaps). AVX-512 keeps every
 // element on the vector path (masked partial tiles, or one row per 16-byte
 // lane for calls of at most a lane of rows); AVX2 does where R is at
 // least 32 / w and C at least 8 (tails as overlapping full tiles), and
@@ -85,6 +87,38 @@ constexpr bool transpose_packs_gaps(const transpose_key &k, int64_t cols,
                                     int64_t pitch) {
     return k.isa != kernel_isa::ref && !k.nt_stores
            && (pitch == 4 || pitch == 8) && cols >= 2 && cols < pitch
+           && cols <= transpose_packed_cols(k);
+}
+
+/// Whether a call of `cols` columns into dst rows `pitch` elements apart
+/// whose gaps are not the caller's (dst_ld = pitch * w, no
+/// transpose_call_args::dst_gaps) runs as packed blocks on `k`: AVX-512
+/// (masked stores), pitch 4 or 8, 2 <= cols < pitch, cols at most
+/// transpose_packed_cols(k); the non-temporal kernels too, whose packed
+/// stores are regular. The blocks store each vector under the mask of the
+/// lanes that hold row elements, the gaps kept: a transposed dst of
+/// channels-last pixels of 3 channels padded to 4 (NCHW inputs into such
+/// a dst) otherwise ran as masked register tiles, a row at a time
+/// (docs/performance.md).
+constexpr bool transpose_packs_kept_gaps(const transpose_key &k, int64_t cols,
+                                         int64_t pitch) {
+    return k.isa == kernel_isa::avx512_core && (pitch == 4 || pitch == 8)
+           && cols >= 2 && cols < pitch && cols <= transpose_packed_cols(k);
+}
+
+/// Whether a call of `cols` columns into dst rows at any other dst_ld of
+/// at least cols * w bytes (not cols * w, nor pitch * w with
+/// transpose_packs_gaps or transpose_packs_kept_gaps) runs as packed
+/// blocks on `k`, each row stored on its own under the mask of its
+/// elements: AVX-512, 4- and 8-byte elements (whose rows of 4 or 8 lanes
+/// are whole 16-, 32- or 64-byte parts of a vector), 2 <= cols <=
+/// transpose_packed_cols(k). A transposed dst of a few channels into a
+/// channel slice of a channels-last tensor, or pixels padded past 8
+/// elements, otherwise ran as masked register tiles (docs/performance.md).
+constexpr bool transpose_packs_rows_apart(const transpose_key &k,
+                                          int64_t cols) {
+    return k.isa == kernel_isa::avx512_core
+           && (k.elem_size == 4 || k.elem_size == 8) && cols >= 2
            && cols <= transpose_packed_cols(k);
 }
 

@@ -371,6 +371,52 @@ TEST_P(kernel_transpose, PaddedRowsWithGapsBitExactAgainstGuards) {
     EXPECT_GT(gap_calls, 0);
 }
 
+TEST_P(kernel_transpose, PaddedRowsKeptBitExactAgainstGuards) {
+    // The same calls into rows whose gaps are not the caller's (no
+    // dst_gaps: a transposed dst of pixels padded from 3 channels to 4, or
+    // a few channels of a channels-last tensor's): AVX-512 runs 2 .. P - 1
+    // columns into rows 4 or 8 elements apart as packed blocks stored
+    // under the mask of the row lanes (transpose_packs_kept_gaps), and 2
+    // .. 8 columns of 4- and 8-byte elements into rows at any other pitch
+    // a row at a time under the mask of its elements
+    // (transpose_packs_rows_apart), both through the stack row by row for
+    // calls of fewer rows than a vector. Every column count up to the
+    // pitch (at most 9), pitches 3, 4, 5, 8, 11, 16 and 67, rows 1 .. 2
+    // vectors + 3 sampled around the vector, the packed limits above, the
+    // regular and the non-temporal kernel: every element equals the
+    // reference's, every gap byte keeps its value, and nothing outside
+    // src and dst is touched (guard pages).
+    auto &g = rng();
+    int fails = 0, kept_calls = 0, apart_calls = 0;
+    const packed_kernels pk(kisa());
+    for (const auto &[w, k] : pk.all) {
+        ASSERT_NE(k, nullptr);
+        const int v = isa_vlen(kisa()) / w;
+        for (int64_t pitch : { 3, 4, 5, 8, 11, 16, 67 })
+            for (int64_t c = 1; c <= std::min<int64_t>(pitch, 9); ++c)
+                for (uint64_t r : extents(v, false)) {
+                    si::transpose_call_args a {};
+                    a.rows = r;
+                    a.cols = static_cast<uint64_t>(c);
+                    a.src_ld = static_cast<int64_t>(r) * w + 2 * w;
+                    a.dst_ld = pitch * w;
+                    const bool kept =
+                            si::transpose_packs_kept_gaps(k->key(), c, pitch);
+                    kept_calls += kept;
+                    apart_calls +=
+                            !kept && c < pitch
+                            && si::transpose_packs_rows_apart(k->key(), c);
+                    KT_EXPECT(fails, run_guarded(*k, w, a, g),
+                              case_str(*k, a) + pk.vbmi_str(k));
+                }
+    }
+    // AVX-512: some calls were packed with their gaps kept, some a row at
+    // a time.
+    const bool avx512 = kisa() == si::kernel_isa::avx512_core;
+    EXPECT_EQ(kept_calls > 0, avx512);
+    EXPECT_EQ(apart_calls > 0, avx512);
+}
+
 TEST_P(kernel_transpose, PrefetchBeyondTheTileKeepsResultsExact) {
     // pf_cols lets the kernels prefetch lines of the columns after the
     // tile. The source then holds pf_cols columns and ends right before a
