@@ -1996,12 +1996,15 @@ private:
                     add(reg_q_, ostride);
             } else if (how == dst_rows::apart) {
                 // The vector's V / P rows, each in P * w bytes from lane 0
-                // of its 16-, 32- or 64-byte part.
+                // of its 16-, 32- or 64-byte part (AVX2: in pieces).
                 const int g = P * w_;
                 if (o == 0)
                     mov(reg_q_, out);
+                int high = 0; // AVX2: whether xmm9 holds the upper lane
                 for (int j = 0; j < vlen / g; ++j) {
-                    if (g == 64 || j == 0) {
+                    if constexpr (!is_avx512) {
+                        store_row_pieces(j * g, R * w_, high);
+                    } else if (g == 64 || j == 0) {
                         masked_store(ptr[reg_q_], part_of(8, g), k_cols_);
                     } else if (g == 32) {
                         vextracti64x4(Ymm(9), Zmm(8), j);
@@ -2018,6 +2021,39 @@ private:
                 vstore(ptr[out + o * vlen], Vmm(8), nt);
             }
         }
+    }
+    // AVX2: the `bytes` bytes of ymm8 from byte `at` on stored at reg_q_
+    // in pieces of 8, 4, 2 and 1 bytes (vmovq, vmovd, vpextr*), each
+    // within one 16-byte lane at a multiple of its size; the upper lane
+    // extracted into xmm9 once (`high`).
+    void store_row_pieces(int at, int bytes, int &high) {
+        int o = 0;
+        for (int sz = 8; sz >= 1; sz /= 2)
+            for (; bytes - o >= sz; o += sz) {
+                const int pos = at + o, lane = pos / lane_bytes;
+                const int idx = pos % lane_bytes / sz;
+                if (lane && !high) {
+                    vextracti128(Xmm(9), Ymm(8), 1);
+                    high = 1;
+                }
+                const Xmm x(lane ? 9 : 8);
+                switch (sz) {
+                    case 8:
+                        if (idx == 0)
+                            vmovq(qword[reg_q_ + o], x);
+                        else
+                            vpextrq(qword[reg_q_ + o], x, idx);
+                        break;
+                    case 4:
+                        if (idx == 0)
+                            vmovd(dword[reg_q_ + o], x);
+                        else
+                            vpextrd(dword[reg_q_ + o], x, idx);
+                        break;
+                    case 2: vpextrw(word[reg_q_ + o], x, idx); break;
+                    default: vpextrb(byte[reg_q_ + o], x, idx); break;
+                }
+            }
     }
     // Register `idx` as a vector of `bytes` bytes.
     static Xmm part_of(int idx, int bytes) {
@@ -2058,7 +2094,7 @@ private:
         const int V = vlen / w_;
         const Reg64 cnt = reg_r0_;
         hoist_constants(R, rows, P);
-        if (masked) {
+        if (masked && is_avx512) {
             // Lane e holds a row element where e % P < R (apart: the
             // row's P lanes from lane 0).
             uint64_t m = 0;

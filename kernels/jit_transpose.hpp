@@ -109,17 +109,23 @@ constexpr bool transpose_packs_kept_gaps(const transpose_key &k, int64_t cols,
 /// Whether a call of `cols` columns into dst rows at any other dst_ld of
 /// at least cols * w bytes (not cols * w, nor pitch * w with
 /// transpose_packs_gaps or transpose_packs_kept_gaps) runs as packed
-/// blocks on `k`, each row stored on its own under the mask of its
-/// elements: AVX-512, 4- and 8-byte elements (whose rows of 4 or 8 lanes
-/// are whole 16-, 32- or 64-byte parts of a vector), 2 <= cols <=
-/// transpose_packed_cols(k). A transposed dst of a few channels into a
-/// channel slice of a channels-last tensor, or pixels padded past 8
-/// elements, otherwise ran as masked register tiles (docs/performance.md).
+/// blocks on `k`, each row stored on its own: AVX-512 under the mask of
+/// its elements, for 4- and 8-byte elements (whose rows of 4 or 8 lanes
+/// are whole 16-, 32- or 64-byte parts of a vector); AVX2 in pieces of 8,
+/// 4, 2 and 1 bytes, every element size, rows of 4 or 8 lanes within a
+/// vector; 2 <= cols <= transpose_packed_cols(k). A transposed dst of a
+/// few channels into pixels padded to 4 (L32), a channel slice of a
+/// channels-last tensor or pixels padded past 8 elements otherwise ran as
+/// masked register tiles on AVX-512 and element by element on AVX2
+/// (docs/performance.md).
 constexpr bool transpose_packs_rows_apart(const transpose_key &k,
                                           int64_t cols) {
-    return k.isa == kernel_isa::avx512_core
-           && (k.elem_size == 4 || k.elem_size == 8) && cols >= 2
-           && cols <= transpose_packed_cols(k);
+    const bool avx512 = k.isa == kernel_isa::avx512_core;
+    // A row's P = 4 or 8 lanes within one vector.
+    const int row_bytes = (cols <= 4 ? 4 : 8) * k.elem_size;
+    return ((avx512 && (k.elem_size == 4 || k.elem_size == 8))
+            || (k.isa == kernel_isa::avx2 && row_bytes <= 32))
+           && cols >= 2 && cols <= transpose_packed_cols(k);
 }
 
 /// A generated transpose kernel: immutable once built.
