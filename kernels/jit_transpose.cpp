@@ -2095,12 +2095,13 @@ private:
         const Reg64 cnt = reg_r0_;
         hoist_constants(R, rows, P);
         if (masked && is_avx512) {
-            // Lane e holds a row element where e % P < R (apart: the
-            // row's P lanes from lane 0).
-            uint64_t m = 0;
-            for (int e = 0; e < (how == dst_rows::apart ? P : V); ++e)
-                if (e % P < R)
-                    m |= uint64_t { 1 } << e;
+            // kept: lane e holds a row element where e % P < R; apart: a
+            // row's R elements from lane 0.
+            uint64_t m = (uint64_t { 1 } << R) - 1;
+            if (how == dst_rows::kept)
+                for (int e = P; e < V; ++e)
+                    if (e % P < R)
+                        m |= uint64_t { 1 } << e;
             std::vector<uint8_t> b(8);
             put(b, 0, m);
             kmovq(k_cols_, ptr[rip + constant(std::move(b))]);
@@ -2286,16 +2287,20 @@ private:
         const auto apart = [&](int R) {
             return transpose_packs_rows_apart(key_, R);
         };
+        // Whether some call of rows P apart packs.
+        const auto at_pitch = [&](int P) {
+            for (int R = 2; R < P; ++R)
+                if (gaps(R, P) || kept(R, P))
+                    return true;
+            return false;
+        };
         std::vector<std::vector<Label>> l_kept(packed_max + 1);
         for (auto &v : l_kept)
             v.resize(packed_max + 1);
         std::vector<Label> l_apart(packed_max + 1);
         bool any = false;
-        for (int P = 2; P <= packed_max; ++P) {
-            any = any || apart(P);
-            for (int R = 2; R < P; ++R)
-                any = any || gaps(R, P) || kept(R, P);
-        }
+        for (int P = 2; P <= packed_max; ++P)
+            any = any || apart(P) || at_pitch(P);
         if (any) {
             mov(reg_tmp_,
                 ptr[reg_param_ + offsetof(transpose_call_args, cols)]);
@@ -2303,10 +2308,7 @@ private:
                 ptr[reg_param_ + offsetof(transpose_call_args, dst_gaps)]);
             Label l_try_apart;
             for (int P = 2; P <= packed_max; ++P) {
-                bool at_p = false;
-                for (int R = 2; R < P; ++R)
-                    at_p = at_p || gaps(R, P) || kept(R, P);
-                if (!at_p)
+                if (!at_pitch(P))
                     continue;
                 Label l_next, l_kept_p;
                 cmp(reg_dld_, P * w_);
@@ -2364,7 +2366,8 @@ private:
         for (int R = 2; R <= packed_max; ++R)
             if (apart(R)) {
                 L(l_apart[R]);
-                packed_call(R, false, l_done, R <= 4 ? 4 : 8, dst_rows::apart);
+                packed_call(R, false, l_done, transpose_rows_apart_pitch(R),
+                            dst_rows::apart);
             }
         L(l_none);
     }

@@ -15,9 +15,9 @@
 // where a tile's source lines stay in L1 (close together, or spread over
 // its sets in a source the caller marks src_cached); a call of a few lines
 // contiguous on one side (src_ld = rows * w or dst_ld = cols * w) runs as
-// permuted vector blocks instead, and on AVX-512 so does a call of a few
-// columns into dst rows 4 or 8 elements apart (transpose_packs_gaps,
-// transpose_packs_kept_gaps). AVX-512 keeps every
+// permuted vector blocks instead, and so does a call of a few columns
+// into padded dst rows (transpose_packs_gaps, transpose_packs_kept_gaps,
+// transpose_packs_rows_apart). AVX-512 keeps every
 // element on the vector path (masked partial tiles, or one row per 16-byte
 // lane for calls of at most a lane of rows); AVX2 does where R is at
 // least 32 / w and C at least 8 (tails as overlapping full tiles), and
@@ -106,6 +106,13 @@ constexpr bool transpose_packs_kept_gaps(const transpose_key &k, int64_t cols,
            && cols >= 2 && cols < pitch && cols <= transpose_packed_cols(k);
 }
 
+/// The lanes P (4 or 8) that a packed block gives each of the rows of
+/// `cols` (at most 8) columns it stores a row at a time
+/// (transpose_packs_rows_apart): each row lies in P lanes of one vector.
+constexpr int transpose_rows_apart_pitch(int64_t cols) {
+    return cols <= 4 ? 4 : 8;
+}
+
 /// Whether a call of `cols` columns into dst rows at any other dst_ld of
 /// at least cols * w bytes (not cols * w, nor pitch * w with
 /// transpose_packs_gaps or transpose_packs_kept_gaps) runs as packed
@@ -121,10 +128,9 @@ constexpr bool transpose_packs_kept_gaps(const transpose_key &k, int64_t cols,
 constexpr bool transpose_packs_rows_apart(const transpose_key &k,
                                           int64_t cols) {
     const bool avx512 = k.isa == kernel_isa::avx512_core;
-    // A row's P = 4 or 8 lanes within one vector.
-    const int row_bytes = (cols <= 4 ? 4 : 8) * k.elem_size;
     return ((avx512 && (k.elem_size == 4 || k.elem_size == 8))
-            || (k.isa == kernel_isa::avx2 && row_bytes <= 32))
+            || (k.isa == kernel_isa::avx2
+                && transpose_rows_apart_pitch(cols) * k.elem_size <= 32))
            && cols >= 2 && cols <= transpose_packed_cols(k);
 }
 
