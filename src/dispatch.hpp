@@ -292,10 +292,29 @@ tile_shape plan_tiles(const select_folded &f, int nthreads,
 /// The scratch row stride, in bytes, for tiles of `rows` rows of `bytes`
 /// bytes each: `bytes` (rows back to back) unless more than 8 of the rows
 /// would share one of the 64 sets of an L1D (64-byte lines, so address bits
-/// 6-11); then the next multiple of 64 bytes that spreads them (pitches of
-/// 4 KiB multiples, or within a few bytes of one, put every row of a tile
-/// in one or two sets).
-int64_t scratch_pitch(int64_t bytes, int64_t rows);
+/// 6-11), or `whole_lines` asks for rows that start cache lines; then the
+/// next multiple of 64 bytes that spreads them (pitches of 4 KiB
+/// multiples, or within a few bytes of one, put every row of a tile in one
+/// or two sets).
+int64_t scratch_pitch(int64_t bytes, int64_t rows, bool whole_lines = false);
+
+/// Whether the scratch rows of `bytes` bytes into which the transposing
+/// kernel `k` writes a transposed input start cache lines (scratch_pitch's
+/// whole_lines) rather than lying back to back: AVX-512 kernels of 4-byte
+/// elements, rows of at least 512 bytes. Such a kernel stores a whole
+/// vector into each row per register tile, and rows back to back off the
+/// cache lines ([197, 197] f32: 788 bytes) split every store in two; with
+/// the rows padded the row kernel runs them one by one rather than as one
+/// long row. On the 2-vCPU Intel Xeon, [M, S, S] f32 with the last two dims
+/// swapped ran 1.14-1.40x as fast from L2 for S of 130, 197, 250, 300 and
+/// 1000 (1.02-1.19x from DRAM; S = 500 0.94-0.97x), L9 f32 1.25x; shorter
+/// rows (S = 49, 100) ran 0.68-1.01x, 2-byte elements 0.74-1.01x, and
+/// AVX2's kernels (32-byte stores) 0.87-1.33x (docs/performance.md,
+/// "Scratch rows in whole lines for AVX-512's 4-byte transposes").
+constexpr bool input_scratch_whole_lines(const transpose_key &k,
+                                         int64_t bytes) {
+    return k.isa == kernel_isa::avx512_core && k.elem_size == 4 && bytes >= 512;
+}
 
 /// Whether more than 8 of the first min(rows, 128) rows `pitch` bytes apart
 /// share one of the 64 sets of an L1D: scratch_pitch pads such strides, and

@@ -479,11 +479,19 @@ struct tiled_runner {
         // (Pieces a pitch apart take the stream along each long row
         // instead: their scratch rows are the tile's columns.)
         gaps = row_pitch > 0 && !f.gapped_pieces();
+        // A transposed input's scratch rows start cache lines where its
+        // kernel stores whole 64-byte vectors into them
+        // (input_scratch_whole_lines); the strip then runs row by row.
         for (int i = 0; i < n_operands; ++i) {
             if (!tr[i] || copy_direct)
                 continue;
+            const int64_t row_bytes = tile_cols * esize[i];
             ld[i] = gaps ? row_pitch * esize[i]
-                         : scratch_pitch(tile_cols * esize[i], strip);
+                         : scratch_pitch(
+                                 row_bytes, strip,
+                                 i < op_dst
+                                         && input_scratch_whole_lines(
+                                                 tr[i]->key(), row_bytes));
             scratch += (strip * ld[i] + 63) / 64 * 64;
         }
         // One call's column block stores a piece into each of its dst
@@ -1256,8 +1264,8 @@ int64_t transposed_dst_band(int64_t pitch, int64_t rows) {
     return band < rows ? band : 0;
 }
 
-int64_t scratch_pitch(int64_t bytes, int64_t rows) {
-    if (!rows_crowd_l1_sets(bytes, rows))
+int64_t scratch_pitch(int64_t bytes, int64_t rows, bool whole_lines) {
+    if (!rows_crowd_l1_sets(bytes, rows) && (!whole_lines || bytes % 64 == 0))
         return bytes;
     int64_t pitch = (bytes + 63) / 64 * 64;
     while (rows_crowd_l1_sets(pitch, rows))

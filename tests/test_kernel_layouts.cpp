@@ -998,6 +998,35 @@ TEST(kernel_layouts_tiles, ScratchPitch) {
     EXPECT_FALSE(si::rows_crowd_l1_sets(560, 1023));
     EXPECT_FALSE(si::rows_crowd_l1_sets(4096, 8));
     EXPECT_TRUE(si::rows_crowd_l1_sets(4096, 9));
+    // Rows asked to start cache lines (whole_lines): the next multiple of
+    // 64 bytes, still spread over the sets; rows of whole lines unchanged.
+    EXPECT_EQ(si::scratch_pitch(788, 128, true), 832);
+    EXPECT_EQ(si::scratch_pitch(520, 128, true), 576);
+    EXPECT_EQ(si::scratch_pitch(1000, 128, true), 1088); // not 1024: 4 sets
+    EXPECT_EQ(si::scratch_pitch(12544, 64, true), 12544);
+    EXPECT_EQ(si::scratch_pitch(8188, 128, true), 8256);
+}
+
+TEST(kernel_layouts_tiles, InputScratchWholeLines) {
+    // A transposed input's scratch rows start cache lines for AVX-512's
+    // kernels of 4-byte elements, rows of 512 bytes and more; every other
+    // kernel, and shorter rows, keep them back to back.
+    const auto key = [](si::kernel_isa isa, int w) {
+        si::transpose_key k;
+        k.isa = isa;
+        k.elem_size = static_cast<uint8_t>(w);
+        return k;
+    };
+    const si::kernel_isa z = si::kernel_isa::avx512_core,
+                         y = si::kernel_isa::avx2;
+    EXPECT_TRUE(si::input_scratch_whole_lines(key(z, 4), 788));
+    EXPECT_TRUE(si::input_scratch_whole_lines(key(z, 4), 512));
+    EXPECT_FALSE(si::input_scratch_whole_lines(key(z, 4), 508));
+    EXPECT_FALSE(si::input_scratch_whole_lines(key(z, 4), 196));
+    EXPECT_FALSE(si::input_scratch_whole_lines(key(z, 2), 788));
+    EXPECT_FALSE(si::input_scratch_whole_lines(key(z, 1), 788));
+    EXPECT_FALSE(si::input_scratch_whole_lines(key(z, 8), 788));
+    EXPECT_FALSE(si::input_scratch_whole_lines(key(y, 4), 788));
 }
 
 TEST(kernel_layouts_tiles, TransposedDstBands) {
